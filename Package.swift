@@ -1,0 +1,101 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "geoattrd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "geoattrd", targets: ["geoattrd"]),
+        .executable(name: "geoattrctl", targets: ["geoattrctl"]),
+        .library(name: "GeoAttrModel", targets: ["GeoAttrModel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // libgps through pkg-config. Only CGPS may depend on it: no Swift code sees gps.h.
+        .systemLibrary(
+            name: "CLibGPS",
+            pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]
+        ),
+        // The flat, version-independent view of libgps (see Sources/CGPS/include/CGPS.h).
+        .target(
+            name: "CGPS",
+            dependencies: ["CLibGPS"],
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+        // Value types shared by the daemon, its clients and the CLI.
+        .target(name: "GeoAttrModel"),
+        // Schedule, state and cache, with I/O behind protocols (FixSource, ...).
+        .target(
+            name: "GeoAttrCore",
+            dependencies: [
+                "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The gpsd FixSource: one-shot fixes through CGPS on a dedicated thread.
+        .target(
+            name: "GeoAttrGPSD",
+            dependencies: [
+                "CGPS",
+                "GeoAttrCore",
+                "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "geoattrd",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrGPSD",
+                "GeoAttrModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "geoattrctl",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrGPSD",
+                "GeoAttrModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
+        .target(
+            name: "TestSupport",
+            dependencies: ["GeoAttrModel"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(
+            name: "GeoAttrCoreTests",
+            dependencies: ["GeoAttrCore", "GeoAttrModel"]
+        ),
+        .testTarget(
+            name: "GeoAttrGPSDTests",
+            dependencies: ["GeoAttrGPSD", "GeoAttrCore", "GeoAttrModel", "CGPS", "TestSupport"]
+        ),
+        .testTarget(
+            name: "GeoAttrCtlTests",
+            dependencies: ["GeoAttrModel", "TestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Upcoming features, as the models do. Internal imports by default only where an import can leak
+// into a public API: the shipped targets.
+for target in package.targets where target.type != .system && target.name != "CGPS" {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    if target.type != .test && target.name != "TestSupport" {
+        settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    }
+    target.swiftSettings = settings
+}

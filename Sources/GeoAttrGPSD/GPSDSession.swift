@@ -1,0 +1,97 @@
+internal import CGPS
+#if canImport(Glibc)
+import Glibc
+#endif
+import GeoAttrCore
+import GeoAttrModel
+import Logging
+
+/// One attempt: connect, watch, read until the evaluator decides, release. Blocking: it runs
+/// on a dedicated thread.
+///
+/// The release is the battery contract: gpsd may power the receiver down when nobody watches,
+/// so the watch is disabled and the connection closed right after the accepted report, and
+/// nothing stays connected between attempts.
+struct GPSDSession {
+    let endpoint: GPSDEndpoint
+    let rules: FixAcceptanceRules
+    let logger: Logger
+
+    func run(wake: WakeSignal) -> Result<Fix, FixError> {
+        let start = CGPS_monotonic_ns()
+        var openError: Int32 = 0
+        guard let connection = CGPS_open(endpoint.host, String(endpoint.port), &openError) else {
+            return .failure(.gpsdUnreachable(endpoint: endpoint.description, reason: Self.text(openError)))
+        }
+        logger.debug("connected to gpsd", metadata: ["gpsd": "\(endpoint)"])
+        let watchError = CGPS_watch(connection, true)
+        guard watchError == 0 else {
+            CGPS_close(connection)
+            return .failure(.connectionLost(reason: "enabling the watch failed: \(Self.text(watchError))"))
+        }
+
+        var evaluator = FixEvaluator(rules: rules, startNanoseconds: start)
+        var report = CGPS_report()
+        while true {
+            let now = CGPS_monotonic_ns()
+            switch evaluator.check(now: now) {
+            case .wait: break
+            case .accept(let fix): return .success(release(connection, after: now, fix: fix))
+            case .fail(let error): return .failure(releaseFailing(connection, error))
+            }
+            let waitNanoseconds = max(0, evaluator.nextDecisionNanoseconds - now)
+            let waitMilliseconds = Int32(clamping: (waitNanoseconds + 999_999) / 1_000_000)
+            switch CGPS_wait_read(connection, waitMilliseconds, wake.fd, &report) {
+            case Int32(CGPS_READ_REPORT):
+                let parsed = GPSDReport(report)
+                if case .position(let position) = parsed {
+                    logger.trace(
+                        "TPV",
+                        metadata: [
+                            "mode": "\(position.mode)", "eph": "\(position.horizontalError.map { "\($0)" } ?? "none")",
+                            "time": "\(position.timeSeconds.map { "\($0)" } ?? "none")",
+                        ])
+                }
+                switch evaluator.consume(parsed) {
+                case .wait: continue
+                case .accept(let fix):
+                    return .success(release(connection, after: report.received_monotonic_ns, fix: fix))
+                case .fail(let error): return .failure(releaseFailing(connection, error))
+                }
+            case Int32(CGPS_READ_TIMEOUT):
+                continue
+            case Int32(CGPS_READ_WOKEN):
+                return .failure(releaseFailing(connection, .cancelled))
+            case Int32(CGPS_READ_CLOSED):
+                // No WATCH_DISABLE: the peer is gone, and writing to it would only fail.
+                CGPS_close(connection)
+                return .failure(.connectionLost(reason: "gpsd closed the connection"))
+            default:
+                let reason = "waiting for gpsd failed: \(Self.text(errno))"
+                CGPS_close(connection)
+                return .failure(.connectionLost(reason: reason))
+            }
+        }
+    }
+
+    private func release(_ connection: OpaquePointer, after acceptedNanoseconds: Int64, fix: Fix) -> Fix {
+        _ = CGPS_watch(connection, false)
+        CGPS_close(connection)
+        let releaseMicros = (CGPS_monotonic_ns() - acceptedNanoseconds) / 1000
+        logger.debug(
+            "released gpsd after the accepted report",
+            metadata: ["release_us": "\(releaseMicros)", "time_to_fix_ms": "\(fix.timeToFixMilliseconds ?? 0)"])
+        return fix
+    }
+
+    private func releaseFailing(_ connection: OpaquePointer, _ error: FixError) -> FixError {
+        _ = CGPS_watch(connection, false)
+        CGPS_close(connection)
+        return error
+    }
+
+    static func text(_ code: Int32) -> String {
+        guard let text = CGPS_error_text(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}

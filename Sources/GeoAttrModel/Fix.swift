@@ -1,0 +1,67 @@
+/// How many dimensions a position fix resolves.
+public enum FixMode: Int, Sendable, Hashable, Codable {
+    case twoDimensional = 2
+    case threeDimensional = 3
+}
+
+/// Where a fix's time came from.
+public enum FixTimeSource: String, Sendable, Hashable, Codable {
+    /// The receiver's own UTC time.
+    case receiver
+    /// The receiver's time moved by whole 1024-week GPS eras to match the system clock.
+    case receiverRolloverCorrected = "receiver-rollover-corrected"
+    /// The receiver sent no time with the accepted report: the system clock when it arrived.
+    case systemClock = "system-clock"
+}
+
+/// Which kind of source produced a fix.
+public enum FixOrigin: String, Sendable, Hashable, Codable {
+    case gps
+    case `static`
+}
+
+/// A position fix that passed the acceptance rules.
+public struct Fix: Sendable, Hashable, Codable {
+    public var latitude: Double
+    public var longitude: Double
+    /// Metres above mean sea level, or above the ellipsoid when the receiver gives only that.
+    public var altitudeMeters: Double?
+    public var mode: FixMode
+    /// Horizontal error estimate in metres; `nil` when the receiver gives none.
+    public var horizontalErrorMeters: Double?
+    /// The receiver's time of the fix, `nil` when the accepted report carried none.
+    public var receiverTime: UTCTimestamp?
+    public var timeSource: FixTimeSource
+    /// The system clock when the accepted report arrived.
+    public var receivedAt: UTCTimestamp
+    /// From the start of the attempt to the accepted report, in milliseconds.
+    public var timeToFixMilliseconds: Double?
+    public var origin: FixOrigin
+
+    public init(
+        latitude: Double,
+        longitude: Double,
+        altitudeMeters: Double? = nil,
+        mode: FixMode,
+        horizontalErrorMeters: Double? = nil,
+        receiverTime: UTCTimestamp? = nil,
+        timeSource: FixTimeSource,
+        receivedAt: UTCTimestamp,
+        timeToFixMilliseconds: Double? = nil,
+        origin: FixOrigin
+    ) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitudeMeters = altitudeMeters
+        self.mode = mode
+        self.horizontalErrorMeters = horizontalErrorMeters
+        self.receiverTime = receiverTime
+        self.timeSource = timeSource
+        self.receivedAt = receivedAt
+        self.timeToFixMilliseconds = timeToFixMilliseconds
+        self.origin = origin
+    }
+
+    /// The best available time of the fix: the receiver's, else the arrival time.
+    public var time: UTCTimestamp { receiverTime ?? receivedAt }
+}

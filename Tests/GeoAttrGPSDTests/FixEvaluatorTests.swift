@@ -1,0 +1,218 @@
+import CGPS
+import GeoAttrCore
+import GeoAttrModel
+import Testing
+
+@testable import GeoAttrGPSD
+
+/// The acceptance rules, report by report, without gpsd.
+@Suite("FixEvaluator")
+struct FixEvaluatorTests {
+    static let second: Int64 = 1_000_000_000
+    static let now2026: Int64 = 1_795_000_000 * second
+
+    static func tpv(
+        at seconds: Double, mode: Int = 3, latitude: Double? = 48.85, longitude: Double? = 2.29,
+        eph: Double? = 20, time: Int64? = 1_795_000_000
+    ) -> GPSDReport {
+        .position(
+            GPSDReport.PositionReport(
+                mode: mode, latitude: latitude, longitude: longitude, altitudeMSL: 35, altitudeHAE: 80,
+                eph: eph, epx: nil, epy: nil, timeSeconds: time,
+                receivedNanoseconds: Int64(seconds * 1e9),
+                receivedRealtimeNanoseconds: now2026 + Int64(seconds * 1e9)))
+    }
+
+    static func sky(at seconds: Double, withSignal: Int) -> GPSDReport {
+        .sky(GPSDReport.SkyReport(satellitesVisible: 6, satellitesUsed: 0, satellitesWithSignal: withSignal, receivedNanoseconds: Int64(seconds * 1e9)))
+    }
+
+    func evaluator(_ configure: (inout FixAcceptanceRules) -> Void = { _ in }) -> FixEvaluator {
+        var rules = FixAcceptanceRules()
+        rules.timeout = .seconds(30)
+        configure(&rules)
+        return FixEvaluator(rules: rules, startNanoseconds: 0)
+    }
+
+    func acceptedFix(_ step: FixEvaluator.Step) -> Fix? {
+        if case .accept(let fix) = step { return fix }
+        return nil
+    }
+
+    @Test func acceptsAGoodFirstReport() throws {
+        var evaluator = evaluator()
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 1.5))))
+        #expect(fix.latitude == 48.85 && fix.longitude == 2.29)
+        #expect(fix.mode == .threeDimensional)
+        #expect(fix.altitudeMeters == 35)
+        #expect(fix.horizontalErrorMeters == 20)
+        #expect(fix.timeToFixMilliseconds == 1500)
+        #expect(fix.receiverTime?.seconds == 1_795_000_000)
+        #expect(fix.timeSource == .receiver)
+    }
+
+    @Test func statusIsIgnoredAndNoFixModeIsNotAccepted() {
+        var evaluator = evaluator()
+        #expect(evaluator.consume(Self.tpv(at: 1, mode: 1, latitude: nil, longitude: nil, eph: nil)) == .wait)
+        #expect(evaluator.consume(Self.tpv(at: 2, mode: 0, latitude: nil, longitude: nil, eph: nil)) == .wait)
+    }
+
+    @Test("the first 2D report after no fix carries the stale 1899.8 m estimate: wait for the next")
+    func staleEstimateAfterNoFix() throws {
+        var evaluator = evaluator()
+        _ = evaluator.consume(Self.tpv(at: 1, mode: 1, latitude: nil, longitude: nil, eph: nil))
+        #expect(evaluator.consume(Self.tpv(at: 2, mode: 2, eph: 1899.8)) == .wait)
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 3, mode: 2, eph: 17.1))))
+        #expect(fix.horizontalErrorMeters == 17.1)
+    }
+
+    @Test("a mode change that carries the previous estimate over is not accepted at once")
+    func carriedOverEstimateAfterModeChange() throws {
+        var evaluator = evaluator { $0.minimumMode = .threeDimensional }
+        _ = evaluator.consume(Self.tpv(at: 1, mode: 2, eph: 57))
+        #expect(evaluator.consume(Self.tpv(at: 2, mode: 3, eph: 57)) == .wait)
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 3, mode: 3, eph: 17.1))))
+        #expect(fix.horizontalErrorMeters == 17.1)
+    }
+
+    @Test("a fresh estimate after a mode change is accepted at once")
+    func freshEstimateAfterModeChange() throws {
+        var evaluator = evaluator()
+        _ = evaluator.consume(Self.tpv(at: 1, mode: 1, latitude: nil, longitude: nil, eph: nil))
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 2, mode: 2, eph: 22.8))))
+        #expect(fix.mode == .twoDimensional)
+        #expect(fix.altitudeMeters == nil)
+    }
+
+    @Test("a receiver flapping between modes with one estimate is never starved")
+    func flappingReceiverStillFixes() throws {
+        var evaluator = evaluator()
+        _ = evaluator.consume(Self.tpv(at: 1, mode: 2, eph: 300))
+        #expect(evaluator.consume(Self.tpv(at: 2, mode: 3, eph: 300)) == .wait)
+        #expect(evaluator.consume(Self.tpv(at: 3, mode: 2, eph: 22.8)) != .wait)
+    }
+
+    @Test func errorAboveBoundWaitsThenTimeoutReturnsBestWithinLooserBound() throws {
+        var evaluator = evaluator()
+        #expect(evaluator.consume(Self.tpv(at: 1, latitude: 10, eph: 400)) == .wait)
+        #expect(evaluator.consume(Self.tpv(at: 2, latitude: 11, eph: 250)) == .wait)
+        #expect(evaluator.consume(Self.tpv(at: 3, latitude: 12, eph: 700)) == .wait)
+        #expect(evaluator.check(now: 29 * Self.second) == .wait)
+        let fix = try #require(acceptedFix(evaluator.check(now: 30 * Self.second)))
+        #expect(fix.latitude == 11)
+        #expect(fix.horizontalErrorMeters == 250)
+    }
+
+    @Test func timeoutWithoutAcceptableFixIsNoFix() {
+        var evaluator = evaluator()
+        _ = evaluator.consume(Self.tpv(at: 1, eph: 900))
+        #expect(evaluator.check(now: 30 * Self.second) == .fail(.noFix(timeoutSeconds: 30, reports: 1, bestErrorMeters: 900)))
+    }
+
+    @Test func timeoutWithoutAnyReportIsTimeout() {
+        let evaluator = evaluator()
+        #expect(evaluator.check(now: 31 * Self.second) == .fail(.timeout(timeoutSeconds: 30)))
+    }
+
+    @Test func epxAndEpyStandInForEph() throws {
+        var evaluator = evaluator()
+        let report = GPSDReport.position(
+            GPSDReport.PositionReport(
+                mode: 3, latitude: 1, longitude: 1, eph: nil, epx: 30, epy: 40, timeSeconds: nil,
+                receivedNanoseconds: Self.second, receivedRealtimeNanoseconds: Self.now2026))
+        let fix = try #require(acceptedFix(evaluator.consume(report)))
+        #expect(fix.horizontalErrorMeters == 50)
+        #expect(fix.timeSource == .systemClock)
+        #expect(fix.receiverTime == nil)
+    }
+
+    @Test func unknownErrorIsAcceptedOrRefusedAsConfigured() {
+        var accepting = evaluator()
+        #expect(acceptedFix(accepting.consume(Self.tpv(at: 1, eph: nil)))?.horizontalErrorMeters == nil)
+        #expect(acceptedFix(accepting.consume(Self.tpv(at: 1, eph: nil))) != nil)
+        var refusing = evaluator { $0.acceptUnknownError = false }
+        #expect(refusing.consume(Self.tpv(at: 1, eph: nil)) == .wait)
+    }
+
+    @Test func timeRequiredWaitsForTime() {
+        var evaluator = evaluator { $0.requireTime = true }
+        #expect(evaluator.consume(Self.tpv(at: 1, time: nil)) == .wait)
+        #expect(acceptedFix(evaluator.consume(Self.tpv(at: 2))) != nil)
+    }
+
+    @Test("implausible positions are never accepted", arguments: [
+        (0.0, 0.0), (Double.nan, 2.0), (48.0, Double.infinity), (91.0, 2.0), (-90.5, 2.0), (45.0, 180.5), (45.0, -181.0),
+    ])
+    func implausiblePositions(latitude: Double, longitude: Double) {
+        var evaluator = evaluator()
+        #expect(evaluator.consume(Self.tpv(at: 1, latitude: latitude, longitude: longitude)) == .wait)
+    }
+
+    @Test func noSatelliteSignalGivesUpEarly() {
+        var evaluator = evaluator { $0.noSatelliteTimeout = .seconds(20) }
+        #expect(evaluator.consume(Self.sky(at: 1, withSignal: 0)) == .wait)
+        #expect(evaluator.nextDecisionNanoseconds == 20 * Self.second)
+        #expect(evaluator.consume(Self.sky(at: 19, withSignal: 0)) == .wait)
+        #expect(evaluator.check(now: 20 * Self.second) == .fail(.noSatellites(seconds: 20)))
+    }
+
+    @Test func aSatelliteSignalResetsTheNoSatelliteClock() {
+        var evaluator = evaluator {
+            $0.noSatelliteTimeout = .seconds(20)
+            $0.timeout = .seconds(120)
+        }
+        _ = evaluator.consume(Self.sky(at: 1, withSignal: 0))
+        _ = evaluator.consume(Self.sky(at: 10, withSignal: 2))
+        #expect(evaluator.check(now: 21 * Self.second) == .wait)
+        _ = evaluator.consume(Self.sky(at: 22, withSignal: 0))
+        #expect(evaluator.check(now: 41 * Self.second) == .wait)
+        #expect(evaluator.check(now: 42 * Self.second) == .fail(.noSatellites(seconds: 20)))
+    }
+
+    @Test("a fix dated 1024 weeks back is moved to the system clock's era")
+    func weekRolloverIsCorrected() throws {
+        var evaluator = evaluator()
+        let rolledBack = 1_795_000_000 - WeekRollover.eraSeconds
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 1, time: rolledBack))))
+        #expect(fix.receiverTime?.seconds == 1_795_000_000)
+        #expect(fix.timeSource == .receiverRolloverCorrected)
+    }
+
+    @Test func weekRolloverLeavesOrdinaryOffsetsAlone() {
+        let clock = UTCTimestamp(seconds: 1_795_000_000)
+        for offset: Int64 in [0, 3600, -86_400 * 30, 86_400 * 365] {
+            let time = UTCTimestamp(seconds: 1_795_000_000 + offset)
+            #expect(WeekRollover.correct(time, systemClock: clock) == time)
+        }
+        let forward = UTCTimestamp(seconds: 1_795_000_000 + WeekRollover.eraSeconds + 5)
+        #expect(WeekRollover.correct(forward, systemClock: clock) == UTCTimestamp(seconds: 1_795_000_005))
+        // An unsynchronised system clock (no RTC) cannot judge.
+        let early = UTCTimestamp(seconds: 100)
+        #expect(WeekRollover.correct(forward, systemClock: early) == forward)
+    }
+}
+
+@Suite("CGPS shim")
+struct ShimTests {
+    @Test func compiledAgainstASupportedLibgps() {
+        #expect(CGPS_api_major >= 9)
+        #expect(MemoryLayout<CGPS_fix>.size == 112)
+        #expect(MemoryLayout<CGPS_sky>.size == 16)
+    }
+
+    @Test func errorTextsAreReadable() {
+        #expect(GPSDSession.text(111).contains("refused"))
+        #expect(!GPSDSession.text(-1).isEmpty)
+    }
+
+    @Test func endpointsParse() {
+        #expect(GPSDEndpoint(parsing: "127.0.0.1:2947") == GPSDEndpoint(host: "127.0.0.1", port: 2947))
+        #expect(GPSDEndpoint(parsing: "gpsbox") == GPSDEndpoint(host: "gpsbox", port: 2947))
+        #expect(GPSDEndpoint(parsing: "[::1]:3000") == GPSDEndpoint(host: "::1", port: 3000))
+        #expect(GPSDEndpoint(parsing: "[::1]:3000")?.description == "[::1]:3000")
+        #expect(GPSDEndpoint(parsing: "::1") == GPSDEndpoint(host: "::1", port: 2947))
+        for bad in ["", "host:", ":2947", "host:0", "host:70000", "host:abc", "[::1", "[]:1"] {
+            #expect(GPSDEndpoint(parsing: bad) == nil, "\(bad) should not parse")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Paths of the executables SwiftPM built beside the test bundle.
+public enum BuiltProducts {
+    public static var directory: String {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (executable as NSString).deletingLastPathComponent
+    }
+
+    public static func path(of product: String) -> String {
+        "\(directory)/\(product)"
+    }
+}
+
+/// Runs a built executable to completion and captures what it printed.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var elapsed: Duration
+
+    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> CommandResult {
+        let directory = try TemporaryDirectory(prefix: "run")
+        let started = ContinuousClock.now
+        let process = try ChildProcess(
+            executable: executable, arguments: arguments,
+            stdoutPath: directory.file("stdout"), stderrPath: directory.file("stderr"))
+        var status: Int32?
+        let deadline = ContinuousClock.now + timeout
+        while status == nil, ContinuousClock.now < deadline {
+            status = process.reap()
+            if status == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let elapsed = ContinuousClock.now - started
+        if status == nil { process.terminate() }
+        return CommandResult(
+            status: status ?? -1,
+            stdout: (try? String(contentsOfFile: directory.file("stdout"), encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: directory.file("stderr"), encoding: .utf8)) ?? "",
+            elapsed: elapsed)
+    }
+}

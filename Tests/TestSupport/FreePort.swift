@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+public enum Loopback {
+    /// Ports handed out in this process, so concurrent tests never get the same one.
+    private static let handedOut = Mutex<Set<UInt16>>([])
+
+    /// A TCP port on 127.0.0.1 that is free now. Chosen below the kernel's ephemeral range
+    /// (32768+), so that no outgoing connection (a readiness probe, a client) can take it
+    /// between this check and the server's bind.
+    public static func freePort() throws -> UInt16 {
+        for _ in 0..<200 {
+            let port = UInt16.random(in: 20_000..<32_000)
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh, isBindable(port) { return port }
+        }
+        throw ChildProcess.SpawnError(description: "no free port found in 20000-31999")
+    }
+
+    static func isBindable(_ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
+    public static func accepts(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian 12 machine as on a developer's: installs what is
+# missing, builds with zero warnings in the project's own code, and runs every test (unit tests,
+# and integration tests against a real gpsd fed by gpsfake).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift build --build-tests 2>&1 | tee "$log"
+# Swift 6 language mode, complete strict concurrency: a warning in our code fails the build.
+if grep -E "^(warning:|$PWD/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:)" "$log" | sort -u | grep .; then
+    echo "test: the build printed warnings (above); fix them" >&2
+    exit 1
+fi
+
+swift test
