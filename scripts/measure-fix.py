@@ -96,13 +96,15 @@ def main():
             gone = next((t for t, text in window if client and (("client(%s): eof read" % client) in text
                          or ("client(%s) write:" % client) in text
                          or ("detaching" in text and "(sub %s," % client in text))), None)
-            tpv = [t for t, text in window if client and ('=> client(%s): {"class":"TPV"' % client) in text and (gone is None or t <= gone)]
+            # gpsd may write several objects in one line ("{SKY...}\r\n{TPV...}").
+            tpv = [t for t, text in window if client and ("=> client(%s): " % client) in text
+                   and '{"class":"TPV"' in text and (gone is None or t <= gone)]
             if not tpv or gone is None:
                 print("run %d: could not find the accepted TPV or the hang-up in gpsd's log" % run, file=sys.stderr)
                 continue
             releases.append((gone - tpv[-1]) / 1e6)
             overheads.append((printed - tpv[-1]) / 1e6)
-        watcher = [t for t, text in lines if '=> client(0): {"class":"TPV"' in text]
+        watcher = [t for t, text in lines if "=> client(0): " in text and '{"class":"TPV"' in text]
         cadence = [(b - a) / 1e6 for a, b in zip(watcher, watcher[1:])]
         print("runs: %d of %d measured (gpsfake -c %s)" % (len(releases), args.runs, args.cycle))
         for name, values in (("release (TPV written -> client gone), ms", releases),

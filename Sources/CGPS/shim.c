@@ -1,6 +1,7 @@
 #include "CGPS.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -58,6 +59,13 @@ CGPS_connection *CGPS_open(const char *host, const char *port, int32_t *error_ou
         free(connection);
         *error_out = code;
         return NULL;
+    }
+    // libgps opens its socket without FD_CLOEXEC: a child process started meanwhile (a hook, a
+    // test's gpsfake) would inherit it and keep the connection, and the receiver, open after
+    // we close it. Measured: gpsd saw the hang-up 1.5 s late when a child was spawned.
+    int flags = fcntl(connection->data.gps_fd, F_GETFD);
+    if (flags >= 0) {
+        fcntl(connection->data.gps_fd, F_SETFD, flags | FD_CLOEXEC);
     }
     *error_out = 0;
     return connection;
