@@ -12,6 +12,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        // The geo.* names are behind the Experimental trait, which wants the minor version pinned.
+        .package(
+            url: "https://github.com/swift-otel/swift-otel-semantic-conventions",
+            .upToNextMinor(from: "1.44.0"),
+            traits: ["Experimental"]
+        ),
     ],
     targets: [
         // libgps through pkg-config. Only CGPS may depend on it: no Swift code sees gps.h.
@@ -27,13 +35,17 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")]
         ),
         // Value types shared by the daemon, its clients and the CLI.
-        .target(name: "GeoAttrModel"),
+        .target(
+            name: "GeoAttrModel",
+            dependencies: [.product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions")]
+        ),
         // Schedule, state and cache, with I/O behind protocols (FixSource, ...).
         .target(
             name: "GeoAttrCore",
             dependencies: [
                 "GeoAttrModel",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The gpsd FixSource: one-shot fixes through CGPS on a dedicated thread.
@@ -46,14 +58,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // systemd integration: journald-friendly logging (notify and socket activation: #6).
+        .target(
+            name: "GeoAttrSystemd",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "geoattrd",
             dependencies: [
                 "GeoAttrCore",
                 "GeoAttrGPSD",
                 "GeoAttrModel",
+                "GeoAttrSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         .executableTarget(

@@ -64,4 +64,17 @@ public struct Fix: Sendable, Hashable, Codable {
 
     /// The best available time of the fix: the receiver's, else the arrival time.
     public var time: UTCTimestamp { receiverTime ?? receivedAt }
+
+    enum CodingKeys: String, CodingKey {
+        case latitude = "lat"
+        case longitude = "lon"
+        case altitudeMeters = "alt_m"
+        case mode
+        case horizontalErrorMeters = "error_m"
+        case receiverTime = "receiver_time"
+        case timeSource = "time_source"
+        case receivedAt = "received_at"
+        case timeToFixMilliseconds = "time_to_fix_ms"
+        case origin
+    }
 }

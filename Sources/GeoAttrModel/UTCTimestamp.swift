@@ -1,7 +1,7 @@
 /// A UTC instant as seconds and nanoseconds since the Unix epoch, printed as ISO 8601.
 ///
 /// Kept free of Foundation so the model links into small clients.
-public struct UTCTimestamp: Sendable, Hashable, Comparable, Codable {
+public struct UTCTimestamp: Sendable, Hashable, Comparable {
     public var seconds: Int64
     public var nanoseconds: Int32
 
@@ -108,6 +108,23 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable, Codable {
         let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         return era * 146_097 + doe - 719_468
+    }
+}
+
+/// Encoded as its ISO 8601 text, so cache files and API answers read naturally.
+extension UTCTimestamp: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let parsed = UTCTimestamp(iso8601: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an ISO 8601 UTC time: \(text)")
+        }
+        self = parsed
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(iso8601)
     }
 }
 

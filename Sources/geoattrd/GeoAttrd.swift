@@ -1,60 +1,101 @@
 import ArgumentParser
-import GeoAttrCore
-import GeoAttrGPSD
-import GeoAttrModel
+import GeoAttrSystemd
 import Logging
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The daemon. Until the schedule, cache and socket API land (issues 4 and 5), it takes one fix
-/// through the same engine the daemon will use and logs it: the spine, end to end.
 @main
 struct GeoAttrd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoattrd",
-        abstract: "Serve OpenTelemetry geo.* attributes from one-shot gpsd fixes (early build: one fix, then exit)."
+        abstract: "Serve OpenTelemetry geo.* attributes from one-shot gpsd fixes, reverse-geocoded offline.",
+        discussion: """
+            Configuration: these flags, then GEOATTRD_* environment variables (the key in upper case,
+            dots as underscores: GEOATTRD_SCHEDULE_TTL_S), then the YAML file, then the defaults.
+            Every key is documented in config/geoattrd.yaml.
+
+            Signals: SIGUSR1 forces a fix (within the refresh budget), SIGHUP reloads the
+            configuration (an invalid one is refused and the running one kept), SIGTSTP means
+            background, SIGCONT foreground, SIGTERM/SIGINT stop gracefully.
+
+            Exit codes: 0 stopped cleanly; 64 invalid arguments; 78 invalid configuration (one line
+            on stderr names the key); 1 any other failure.
+            """
     )
 
-    @Option(help: "gpsd address as HOST:PORT.")
-    var gpsd: String = GPSDEndpoint.default.description
+    @Option(help: "The YAML configuration file (default /etc/geoattrd/geoattrd.yaml, read if present).")
+    var config: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @Option(help: "The API socket path (socket.path).")
+    var socket: String?
 
-    func validate() throws {
-        guard GPSDEndpoint(parsing: gpsd) != nil else {
-            throw ValidationError("--gpsd must be HOST:PORT, for example 127.0.0.1:2947; got '\(gpsd)'")
-        }
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
-        }
-    }
+    @Option(help: "gpsd address as HOST:PORT (gpsd.endpoint).")
+    var gpsd: String?
+
+    @Option(name: .customLong("state-file"), help: "The foreground/background state file (state.file).")
+    var stateFile: String?
+
+    @Option(name: .customLong("state-dir"), help: "Where the cache is kept (state.dir).")
+    var stateDir: String?
+
+    @Option(help: "The geocoder index file (index.path).")
+    var index: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (log.level).")
+    var logLevel: String?
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "geoattrd")
-        guard let endpoint = GPSDEndpoint(parsing: gpsd) else { throw ExitCode(64) }
-        let source = GPSDFixSource(endpoint: endpoint, logger: Logger(label: "geoattrd.gpsd"))
+        var flags: [String: String] = [:]
+        flags["socket.path"] = socket
+        flags["gpsd.endpoint"] = gpsd
+        flags["state.file"] = stateFile
+        flags["state.dir"] = stateDir
+        flags["index.path"] = index
+        flags["log.level"] = logLevel
+        let loader = ConfigurationLoader(
+            flags: flags,
+            environment: ProcessEnvironment.current(),
+            filePath: config ?? DaemonConfiguration.defaultFile,
+            explicit: config != nil
+        )
+        let configuration: DaemonConfiguration
         do {
-            let fix = try await source.fix()
-            logger.info(
-                "fix accepted",
-                metadata: [
-                    "lat": "\(fix.latitude)", "lon": "\(fix.longitude)", "mode": "\(fix.mode.rawValue)",
-                    "error_m": "\(fix.horizontalErrorMeters.map { "\($0)" } ?? "unknown")",
-                    "time": "\(fix.time.iso8601)", "time_to_fix_ms": "\(fix.timeToFixMilliseconds ?? 0)",
-                ])
+            configuration = try await loader.load()
         } catch {
-            logger.error("fix failed: \(error)")
-            throw ExitCode(75)
+            writeError("geoattrd: \(error)")
+            throw ExitCode(78)
         }
+        let level = JournalLogHandler.SharedLevel(configuration.logLevel)
+        LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
+        let logger = Logger(label: "geoattrd")
+        do {
+            try await Daemon(configuration: configuration, loader: loader, logLevel: level, logger: logger).run()
+        } catch {
+            logger.critical("geoattrd failed: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func writeError(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}
+
+enum ProcessEnvironment {
+    static func current() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
     }
 }

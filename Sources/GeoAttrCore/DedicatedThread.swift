@@ -5,14 +5,14 @@ import Glibc
 /// Runs blocking work on a thread of its own, never on the Swift concurrency pool.
 ///
 /// One fix an hour does not justify a pool; a detached pthread per attempt costs microseconds.
-enum DedicatedThread {
+package enum DedicatedThread {
     private final class Work {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
     /// Starts `body` on a new detached thread. Returns `false` if the system refused a thread.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let work = Unmanaged.passRetained(Work(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)

@@ -1,0 +1,86 @@
+public import GeoAttrModel
+import Synchronization
+
+/// A result as served: the result and when it was obtained on the monotonic clock, so its age
+/// is right even when the system clock is stepped.
+public struct ServedResult: Sendable, Hashable {
+    public var result: LocationResult
+    public var obtainedAt: ContinuousClock.Instant
+
+    public init(result: LocationResult, obtainedAt: ContinuousClock.Instant) {
+        self.result = result
+        self.obtainedAt = obtainedAt
+    }
+
+    public func age(at now: ContinuousClock.Instant = .now) -> Duration {
+        max(.zero, now - obtainedAt)
+    }
+}
+
+/// The one interface between the scheduler and the servers: the current result and status,
+/// and a stream of changes. The socket server reads this and never reaches into the scheduler
+/// or the cache.
+public final class AttributeStore: Sendable {
+    private struct State {
+        var served: ServedResult?
+        var status: DaemonStatus
+        var subscribers: [Int: AsyncStream<ServedResult?>.Continuation] = [:]
+        var nextSubscriber = 0
+    }
+
+    private let state: Mutex<State>
+
+    public init(powerState: PowerState) {
+        state = Mutex(State(status: DaemonStatus(powerState: powerState)))
+    }
+
+    public var served: ServedResult? { state.withLock { $0.served } }
+    public var status: DaemonStatus { state.withLock { $0.status } }
+
+    /// Replaces the served result in one step and notifies the subscribers.
+    public func publish(_ served: ServedResult) {
+        let subscribers = state.withLock { state in
+            state.served = served
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(served) }
+    }
+
+    /// Stops serving (the result expired).
+    public func withdraw() {
+        let subscribers = state.withLock { state in
+            state.served = nil
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(nil) }
+    }
+
+    public func updateStatus(_ change: (inout DaemonStatus) -> Void) {
+        state.withLock { change(&$0.status) }
+    }
+
+    /// The current result at once, then every change. Slow consumers see only the newest.
+    public func updates() -> AsyncStream<ServedResult?> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ServedResult?.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[id] = continuation
+            continuation.yield(state.served)
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Ends every update stream (graceful shutdown).
+    public func finish() {
+        let subscribers = state.withLock { state in
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

@@ -1,0 +1,114 @@
+import FoundationEssentials
+public import GeoAttrModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why the cache file could not be read or written.
+public enum CacheFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case corrupt(path: String, reason: String)
+    case unwritable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): "cannot read the cache file \(path): \(reason)"
+        case .corrupt(let path, let reason): "the cache file \(path) is corrupt: \(reason)"
+        case .unwritable(let path, let reason): "cannot write the cache file \(path): \(reason)"
+        }
+    }
+}
+
+/// Persistence of the last good result, so attributes are there from the first millisecond
+/// after a reboot.
+public protocol CacheStore: Sendable {
+    /// The stored result, `nil` when there is none. A corrupt file throws `.corrupt` after it
+    /// has been set aside, so the next write starts clean.
+    func load() throws(CacheFileError) -> LocationResult?
+    func save(_ result: LocationResult) throws(CacheFileError)
+}
+
+/// The last good result as JSON in the state directory, with a schema version, written
+/// atomically: temporary file, fsync, rename over the old one, fsync of the directory. A power
+/// cut leaves either the old or the new complete file.
+public struct CacheFile: CacheStore {
+    public static let schemaVersion = 1
+    public static let fileName = "cache.json"
+    /// A cache larger than this is not ours.
+    static let maximumSize = 64 * 1024
+
+    public let directory: String
+    public var path: String { "\(directory)/\(Self.fileName)" }
+    /// Where a corrupt file is moved (replacing an older one), for an operator to inspect.
+    public var setAsidePath: String { "\(path).corrupt" }
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    struct Envelope: Codable {
+        var schema: Int
+        var result: LocationResult
+    }
+
+    public func load() throws(CacheFileError) -> LocationResult? {
+        let bytes: [UInt8]
+        do throws(FileBytes.ReadError) {
+            guard let read = try FileBytes.read(path, limit: Self.maximumSize) else { return nil }
+            bytes = read
+        } catch {
+            switch error {
+            case .tooLarge: throw setAside(reason: "larger than \(Self.maximumSize) bytes")
+            case .system(let reason): throw .unreadable(path: path, reason: reason)
+            }
+        }
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))
+        } catch {
+            throw setAside(reason: "not a geoattrd cache (\(Self.summary(of: error)))")
+        }
+        guard envelope.schema == Self.schemaVersion else {
+            throw setAside(reason: "schema \(envelope.schema), this geoattrd reads schema \(Self.schemaVersion)")
+        }
+        let fix = envelope.result.fix
+        guard PositionValidity.isPlausible(latitude: fix.latitude, longitude: fix.longitude) else {
+            throw setAside(reason: "position \(fix.latitude), \(fix.longitude) is not on Earth")
+        }
+        return envelope.result
+    }
+
+    public func save(_ result: LocationResult) throws(CacheFileError) {
+        let data: Data
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            data = try encoder.encode(Envelope(schema: Self.schemaVersion, result: result))
+        } catch {
+            throw .unwritable(path: path, reason: "encoding failed: \(error)")
+        }
+        do {
+            try FileBytes.writeAtomically(Array(data), to: path, directory: directory)
+        } catch {
+            throw .unwritable(path: path, reason: error.reason)
+        }
+    }
+
+    private func setAside(reason: String) -> CacheFileError {
+        if rename(path, setAsidePath) != 0 {
+            return .corrupt(path: path, reason: "\(reason); setting it aside failed: \(FileBytes.errorText())")
+        }
+        return .corrupt(path: path, reason: "\(reason); moved to \(setAsidePath)")
+    }
+
+    private static func summary(of error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context): "invalid JSON: \(context.debugDescription)"
+        case DecodingError.keyNotFound(let key, _): "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "bad value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: "\(error)"
+        }
+    }
+}

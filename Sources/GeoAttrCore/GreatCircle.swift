@@ -1,0 +1,25 @@
+/// Distances on the Earth, for stationary reuse.
+public enum GreatCircle {
+    static let earthRadiusMeters = 6_371_008.8
+
+    /// Haversine distance in metres.
+    public static func distanceMeters(latitude1: Double, longitude1: Double, latitude2: Double, longitude2: Double) -> Double {
+        let radians = Double.pi / 180
+        let dLat = (latitude2 - latitude1) * radians
+        let dLon = (longitude2 - longitude1) * radians
+        let a = sinHalfSquared(dLat) + cosine(latitude1 * radians) * cosine(latitude2 * radians) * sinHalfSquared(dLon)
+        return 2 * earthRadiusMeters * arcsine(min(1, a.squareRoot()))
+    }
+
+    private static func sinHalfSquared(_ x: Double) -> Double {
+        let s = sine(x / 2)
+        return s * s
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+private func sine(_ x: Double) -> Double { Glibc.sin(x) }
+private func cosine(_ x: Double) -> Double { Glibc.cos(x) }
+private func arcsine(_ x: Double) -> Double { Glibc.asin(x) }
+#endif

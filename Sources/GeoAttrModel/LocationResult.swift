@@ -1,0 +1,80 @@
+import OTelSemanticConventions
+
+/// Where a served result came from.
+public enum ResultSource: String, Sendable, Hashable, Codable {
+    /// A fix taken from the receiver by this process.
+    case gps
+    /// A result loaded from the disk cache after a restart.
+    case cache
+    /// The configured static location.
+    case `static`
+}
+
+/// The current answer: a fix and what the geocoder made of it, with provenance.
+///
+/// A new fix and its geocode replace the old result in one step; the old result is never
+/// blanked first.
+public struct LocationResult: Sendable, Hashable, Codable {
+    public var fix: Fix
+    /// `nil` when no index is loaded (degraded: location attributes only).
+    public var place: Place?
+    public var source: ResultSource
+    /// The system clock when this result was made (fix accepted and geocoded).
+    public var updatedAt: UTCTimestamp
+    /// The geocoder index that made `place`.
+    public var indexVersion: String?
+    /// Grows with every change of the served result, across restarts.
+    public var generation: UInt64
+
+    public init(
+        fix: Fix,
+        place: Place?,
+        source: ResultSource,
+        updatedAt: UTCTimestamp,
+        indexVersion: String?,
+        generation: UInt64
+    ) {
+        self.fix = fix
+        self.place = place
+        self.source = source
+        self.updatedAt = updatedAt
+        self.indexVersion = indexVersion
+        self.generation = generation
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case fix, place, source
+        case updatedAt = "updated_at"
+        case indexVersion = "index_version"
+        case generation
+    }
+
+    /// The OpenTelemetry attributes, by their semantic-convention names. Unknown ones are absent.
+    public var attributes: [String: AttributeValue] {
+        var result: [String: AttributeValue] = [
+            OTelAttribute.geo.location.lat: .double(fix.latitude),
+            OTelAttribute.geo.location.lon: .double(fix.longitude),
+        ]
+        if let place {
+            result[OTelAttribute.geo.country.isoCode] = place.countryCode.map(AttributeValue.string)
+            result[OTelAttribute.geo.region.isoCode] = place.regionCode.map(AttributeValue.string)
+            result[OTelAttribute.geo.locality.name] = place.localityName.map(AttributeValue.string)
+            result[OTelAttribute.geo.postalCode] = place.postalCode.map(AttributeValue.string)
+            result[OTelAttribute.geo.continent.code] = place.continentCode.map(AttributeValue.string)
+        }
+        return result
+    }
+}
+
+/// An attribute's value: the geo attributes are strings and doubles.
+public enum AttributeValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case string(String)
+    case double(Double)
+
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .double(let value): String(value)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import GeoAttrCore
+import GeoAttrGPSD
+import GeoAttrModel
+import GeoAttrSystemd
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// Assembles the daemon from a validated configuration: one ServiceGroup.
+struct Daemon {
+    let configuration: DaemonConfiguration
+    let loader: ConfigurationLoader
+    let logLevel: JournalLogHandler.SharedLevel
+    let logger: Logger
+
+    func run() async throws {
+        let initialPower = StateFileWatcher.read(
+            path: configuration.stateFile, defaultState: configuration.defaultPower, logger: logger)
+            ?? configuration.defaultPower
+        let store = AttributeStore(powerState: initialPower)
+        let geocoders = GeocoderSlot(nil)
+        if let index = configuration.indexPath {
+            logger.warning(
+                "no offline geocoder in this build yet: index ignored, serving location attributes only",
+                metadata: ["index": "\(index)"])
+        } else {
+            logger.notice("no geocoder index configured: serving location attributes only")
+        }
+        let scheduler = Scheduler(
+            configuration: configuration.schedule,
+            fixSource: Self.fixSource(for: configuration),
+            staticSource: Self.staticSource(for: configuration),
+            geocoders: geocoders,
+            cache: CacheFile(directory: configuration.stateDirectory),
+            store: store,
+            initialPower: initialPower,
+            logger: Logger(label: "geoattrd")
+        )
+        let running = RunningConfiguration(configuration)
+        let reload: @Sendable () async -> Void = { [loader, logger, logLevel] in
+            do {
+                let new = try await loader.load()
+                let old = running.value
+                for (changed, name) in [
+                    (new.stateFile != old.stateFile, "state.file"), (new.stateDirectory != old.stateDirectory, "state.dir"),
+                    (new.socketPath != old.socketPath, "socket.path"), (new.indexPath != old.indexPath, "index.path"),
+                ] where changed {
+                    logger.warning("\(name) changed: takes effect at the next restart")
+                }
+                logLevel.value = new.logLevel
+                scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
+                running.value = new
+                logger.info("configuration reloaded")
+            } catch {
+                logger.error("reload refused, keeping the running configuration: \(error)")
+            }
+        }
+        let signals = await SignalService.make(scheduler: scheduler, reload: reload, logger: logger)
+        let stateWatcher = StateFileWatcher(
+            path: configuration.stateFile, defaultState: configuration.defaultPower,
+            logger: Logger(label: "geoattrd.state")
+        ) { state in
+            scheduler.setPowerState(state, origin: "state file")
+        }
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [
+                .init(service: scheduler),
+                .init(service: stateWatcher),
+                .init(service: signals),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        logger.info(
+            "geoattrd started",
+            metadata: [
+                "state": "\(initialPower.rawValue)", "gpsd": "\(configuration.gpsdEnabled ? configuration.gpsdEndpoint.description : "disabled")",
+                "state_file": "\(configuration.stateFile)", "state_dir": "\(configuration.stateDirectory)",
+            ])
+        try await group.run()
+        store.finish()
+        logger.info("geoattrd stopped")
+    }
+
+    static func fixSource(for configuration: DaemonConfiguration) -> any FixSource {
+        if configuration.gpsdEnabled {
+            return GPSDFixSource(endpoint: configuration.gpsdEndpoint, rules: configuration.fixRules, logger: Logger(label: "geoattrd.gpsd"))
+        }
+        return staticSource(for: configuration) ?? GPSDFixSource(endpoint: configuration.gpsdEndpoint)
+    }
+
+    static func staticSource(for configuration: DaemonConfiguration) -> StaticFixSource? {
+        guard let location = configuration.staticLocation else { return nil }
+        return try? StaticFixSource(
+            latitude: location.latitude, longitude: location.longitude,
+            altitudeMeters: location.altitudeMeters, horizontalErrorMeters: location.errorMeters)
+    }
+}
+
+/// The configuration in force, replaced by a valid reload.
+final class RunningConfiguration: Sendable {
+    private let current: Mutex<DaemonConfiguration>
+    init(_ configuration: DaemonConfiguration) { current = Mutex(configuration) }
+    var value: DaemonConfiguration {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+}

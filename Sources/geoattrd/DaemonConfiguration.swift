@@ -1,0 +1,244 @@
+import Configuration
+import GeoAttrCore
+import GeoAttrGPSD
+import GeoAttrModel
+import Logging
+import Synchronization
+import SystemPackage
+
+/// Everything the daemon reads from its configuration, validated.
+///
+/// Sources, first match wins: command-line flags, then `GEOATTRD_*` environment variables
+/// (`fix.max_error_m` is `GEOATTRD_FIX_MAX_ERROR_M`), then the YAML file, then the defaults
+/// documented in config/geoattrd.yaml.
+struct DaemonConfiguration: Sendable, Equatable {
+    struct StaticLocation: Sendable, Equatable {
+        var latitude: Double
+        var longitude: Double
+        var altitudeMeters: Double?
+        var errorMeters: Double?
+    }
+
+    var gpsdEnabled = true
+    var gpsdEndpoint = GPSDEndpoint.default
+    var fixRules = FixAcceptanceRules()
+    var schedule = ScheduleConfiguration()
+    var stateFile = "/run/geoattrd/state"
+    var defaultPower = PowerState.foreground
+    var stateDirectory = "/var/lib/geoattrd"
+    var staticLocation: StaticLocation?
+    var indexPath: String?
+    var socketPath = "/run/geoattrd/geoattrd.sock"
+    var socketMode: UInt32 = 0o660
+    var logLevel = Logger.Level.info
+
+    /// The default configuration file, read when present.
+    static let defaultFile = "/etc/geoattrd/geoattrd.yaml"
+    static let environmentPrefix = "GEOATTRD_"
+}
+
+/// A configuration that cannot be used, with the key to fix.
+struct ConfigurationError: Error, CustomStringConvertible {
+    var key: String
+    var problem: String
+
+    var description: String { "invalid configuration: \(key): \(problem)" }
+}
+
+/// Reads and validates the configuration from flags, environment and file.
+struct ConfigurationLoader: Sendable {
+    /// Flag values by configuration key (`gpsd.endpoint`, ...).
+    var flags: [String: String]
+    var environment: [String: String]
+    /// The YAML file; `explicit` when the user named it (then it must exist).
+    var filePath: String
+    var explicit: Bool
+
+    func load() async throws -> DaemonConfiguration {
+        let fileProvider: FileProvider<YAMLSnapshot>
+        do {
+            fileProvider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(filePath), allowMissing: !explicit)
+        } catch {
+            throw ConfigurationError(key: "file \(filePath)", problem: "\(error)")
+        }
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for (key, value) in flags {
+            values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: false)
+        }
+        var prefixed: [String: String] = [:]
+        for (name, value) in environment where name.hasPrefix(DaemonConfiguration.environmentPrefix) {
+            prefixed[String(name.dropFirst(DaemonConfiguration.environmentPrefix.count))] = value
+        }
+        let reporter = FailureRecorder()
+        let reader = ConfigReader(
+            providers: [
+                InMemoryProvider(name: "command line", values: values),
+                EnvironmentVariablesProvider(environmentVariables: prefixed),
+                fileProvider,
+            ],
+            accessReporter: reporter
+        )
+        let configuration = try read(reader)
+        if let failure = reporter.first {
+            throw ConfigurationError(key: failure.key, problem: failure.problem)
+        }
+        return configuration
+    }
+
+    private func read(_ config: ConfigReader) throws -> DaemonConfiguration {
+        var result = DaemonConfiguration()
+        let defaults = DaemonConfiguration()
+
+        result.gpsdEnabled = config.bool(forKey: "gpsd.enabled", default: defaults.gpsdEnabled)
+        let endpoint = config.string(forKey: "gpsd.endpoint", default: defaults.gpsdEndpoint.description)
+        guard let parsed = GPSDEndpoint(parsing: endpoint) else {
+            throw ConfigurationError(key: "gpsd.endpoint", problem: "expected HOST:PORT, for example 127.0.0.1:2947; got '\(endpoint)'")
+        }
+        result.gpsdEndpoint = parsed
+
+        var rules = FixAcceptanceRules()
+        rules.timeout = try duration(config, "fix.timeout_s", default: rules.timeout, minimum: 0.1)
+        let mode = config.int(forKey: "fix.min_mode", default: rules.minimumMode.rawValue)
+        guard let minimumMode = FixMode(rawValue: mode) else {
+            throw ConfigurationError(key: "fix.min_mode", problem: "expected 2 or 3; got \(mode)")
+        }
+        rules.minimumMode = minimumMode
+        rules.maximumErrorMeters = try positive(config, "fix.max_error_m", default: rules.maximumErrorMeters)
+        rules.timeoutFallbackErrorMeters = try positive(config, "fix.fallback_error_m", default: rules.timeoutFallbackErrorMeters)
+        guard rules.timeoutFallbackErrorMeters >= rules.maximumErrorMeters else {
+            throw ConfigurationError(key: "fix.fallback_error_m", problem: "must be at least fix.max_error_m (\(rules.maximumErrorMeters))")
+        }
+        rules.acceptUnknownError = config.bool(forKey: "fix.accept_unknown_error", default: rules.acceptUnknownError)
+        rules.requireTime = config.bool(forKey: "fix.require_time", default: rules.requireTime)
+        rules.noSatelliteTimeout = try duration(config, "fix.no_satellite_timeout_s", default: rules.noSatelliteTimeout, minimum: 0.1)
+        result.fixRules = rules
+
+        var schedule = ScheduleConfiguration()
+        schedule.ttl = try duration(config, "schedule.ttl_s", default: schedule.ttl, minimum: 0.1)
+        schedule.expireAfter = try duration(config, "schedule.expire_after_s", default: schedule.expireAfter, minimum: 0.1)
+        guard schedule.expireAfter >= schedule.ttl else {
+            throw ConfigurationError(key: "schedule.expire_after_s", problem: "must be at least schedule.ttl_s")
+        }
+        schedule.retryInitial = try duration(config, "schedule.retry_initial_s", default: schedule.retryInitial, minimum: 0.1)
+        schedule.retryMaximum = try duration(config, "schedule.retry_max_s", default: schedule.retryMaximum, minimum: 0.1)
+        guard schedule.retryMaximum >= schedule.retryInitial else {
+            throw ConfigurationError(key: "schedule.retry_max_s", problem: "must be at least schedule.retry_initial_s")
+        }
+        let burst = config.int(forKey: "refresh.burst", default: schedule.refreshBurst)
+        guard (0...10_000).contains(burst) else {
+            throw ConfigurationError(key: "refresh.burst", problem: "expected 0 to 10000; got \(burst)")
+        }
+        schedule.refreshBurst = burst
+        schedule.refreshInterval = try duration(config, "refresh.interval_s", default: schedule.refreshInterval, minimum: 0.001)
+        let stationary = config.double(forKey: "places.stationary_distance_m", default: schedule.stationaryDistanceMeters)
+        guard stationary.isFinite, stationary >= 0 else {
+            throw ConfigurationError(key: "places.stationary_distance_m", problem: "expected 0 or more metres; got \(stationary)")
+        }
+        schedule.stationaryDistanceMeters = stationary
+        result.schedule = schedule
+
+        result.stateFile = try path(config, "state.file", default: defaults.stateFile)
+        let power = config.string(forKey: "state.default", default: defaults.defaultPower.rawValue)
+        guard let defaultPower = PowerState(rawValue: power) else {
+            throw ConfigurationError(key: "state.default", problem: "expected foreground or background; got '\(power)'")
+        }
+        result.defaultPower = defaultPower
+        result.stateDirectory = try path(config, "state.dir", default: defaults.stateDirectory)
+
+        let latitude = config.double(forKey: "static.latitude")
+        let longitude = config.double(forKey: "static.longitude")
+        if latitude != nil || longitude != nil {
+            guard let latitude, let longitude else {
+                throw ConfigurationError(key: latitude == nil ? "static.latitude" : "static.longitude", problem: "a static location needs both latitude and longitude")
+            }
+            let location = DaemonConfiguration.StaticLocation(
+                latitude: latitude, longitude: longitude,
+                altitudeMeters: config.double(forKey: "static.altitude_m"),
+                errorMeters: config.double(forKey: "static.error_m"))
+            do {
+                _ = try StaticFixSource(
+                    latitude: location.latitude, longitude: location.longitude,
+                    altitudeMeters: location.altitudeMeters, horizontalErrorMeters: location.errorMeters)
+            } catch {
+                throw ConfigurationError(key: "static", problem: "\(error)")
+            }
+            result.staticLocation = location
+        }
+        if !result.gpsdEnabled, result.staticLocation == nil {
+            throw ConfigurationError(key: "gpsd.enabled", problem: "with gpsd disabled, static.latitude and static.longitude are needed")
+        }
+
+        if let index = config.string(forKey: "index.path"), !index.isEmpty {
+            result.indexPath = index
+        }
+        result.socketPath = try path(config, "socket.path", default: defaults.socketPath)
+        let modeText = config.string(forKey: "socket.mode", default: "0660")
+        guard let socketMode = UInt32(modeText, radix: 8), socketMode <= 0o777 else {
+            throw ConfigurationError(key: "socket.mode", problem: "expected an octal file mode like 0660; got '\(modeText)'")
+        }
+        result.socketMode = socketMode
+        let level = config.string(forKey: "log.level", default: defaults.logLevel.rawValue)
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw ConfigurationError(key: "log.level", problem: "expected trace, debug, info, notice, warning, error or critical; got '\(level)'")
+        }
+        result.logLevel = logLevel
+        return result
+    }
+
+    private func duration(_ config: ConfigReader, _ key: String, default value: Duration, minimum: Double) throws -> Duration {
+        let seconds = config.double(forKey: ConfigKey(stringLiteral: key), default: Double(value.components.seconds) + Double(value.components.attoseconds) / 1e18)
+        guard seconds.isFinite, seconds >= minimum, seconds <= 10 * 365 * 86_400 else {
+            throw ConfigurationError(key: key, problem: "expected seconds, at least \(minimum); got \(seconds)")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private func positive(_ config: ConfigReader, _ key: String, default value: Double) throws -> Double {
+        let number = config.double(forKey: ConfigKey(stringLiteral: key), default: value)
+        guard number.isFinite, number > 0 else {
+            throw ConfigurationError(key: key, problem: "expected a number above 0; got \(number)")
+        }
+        return number
+    }
+
+    private func path(_ config: ConfigReader, _ key: String, default value: String) throws -> String {
+        let path = config.string(forKey: ConfigKey(stringLiteral: key), default: value)
+        guard path.hasPrefix("/"), !path.contains("\0"), path.count > 1 else {
+            throw ConfigurationError(key: key, problem: "expected an absolute path; got '\(path)'")
+        }
+        return path.hasSuffix("/") ? String(path.dropLast()) : path
+    }
+}
+
+/// Records values that were present but unusable (a word where a number belongs), which the
+/// reader methods with defaults would otherwise replace by the default without a word.
+final class FailureRecorder: AccessReporter, Sendable {
+    struct Failure: Sendable {
+        var key: String
+        var problem: String
+    }
+
+    private let failures = Mutex<[Failure]>([])
+
+    var first: Failure? { failures.withLock { $0.first } }
+
+    func report(_ event: AccessEvent) {
+        let key = event.metadata.key.components.joined(separator: ".")
+        var problem: String?
+        if let conversionError = event.conversionError {
+            problem = "expected \(event.metadata.valueType); \(conversionError)"
+        } else if case .failure(let error) = event.result {
+            problem = "\(error)"
+        } else {
+            for provider in event.providerResults {
+                if case .failure(let error) = provider.result {
+                    problem = "from \(provider.providerName): \(error)"
+                    break
+                }
+            }
+        }
+        guard let problem else { return }
+        failures.withLock { $0.append(Failure(key: key, problem: problem)) }
+    }
+}
+

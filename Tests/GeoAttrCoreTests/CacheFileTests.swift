@@ -1,0 +1,84 @@
+import Foundation
+import GeoAttrCore
+import GeoAttrModel
+import Testing
+import TestSupport
+
+@Suite("CacheFile")
+struct CacheFileTests {
+    static func sample(generation: UInt64 = 42) -> LocationResult {
+        let fix = Fix(
+            latitude: 50.8466, longitude: 4.3528, altitudeMeters: 56, mode: .threeDimensional, horizontalErrorMeters: 12.5,
+            receiverTime: UTCTimestamp(seconds: 1_795_000_000, nanoseconds: 250_000_000), timeSource: .receiver,
+            receivedAt: UTCTimestamp(seconds: 1_795_000_001), timeToFixMilliseconds: 812.5, origin: .gps)
+        return LocationResult(
+            fix: fix, place: Place(countryCode: "BE", regionCode: "BE-BRU", localityName: "Brussels", postalCode: "1000", continentCode: "EU"),
+            source: .gps, updatedAt: UTCTimestamp(seconds: 1_795_000_002), indexVersion: "world 1", generation: generation)
+    }
+
+    @Test func roundTripsAndLeavesNoTemporaryFile() throws {
+        let directory = try TemporaryDirectory()
+        let cache = CacheFile(directory: directory.path)
+        #expect(try cache.load() == nil)
+        try cache.save(Self.sample())
+        #expect(try cache.load() == Self.sample())
+        try cache.save(Self.sample(generation: 43))
+        #expect(try cache.load()?.generation == 43)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names == ["cache.json"])
+        let text = try String(contentsOfFile: cache.path, encoding: .utf8)
+        #expect(text.contains("\"schema\":1"))
+        #expect(text.contains("\"updated_at\":\"2026-11-18T11:06:42Z\""))
+    }
+
+    @Test("a corrupt file is set aside with a clear error, and the next write starts clean", arguments: [
+        "", "{", "not json at all", "{\"schema\":1}", "{\"schema\":99,\"result\":{}}", String(repeating: "x", count: 70_000),
+    ])
+    func corruptFileIsSetAside(content: String) throws {
+        let directory = try TemporaryDirectory()
+        let cache = CacheFile(directory: directory.path)
+        try content.write(toFile: cache.path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try cache.load()
+        } throws: { error in
+            guard case .corrupt(_, let reason) = error as? CacheFileError else { return false }
+            return reason.contains("moved to")
+        }
+        #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
+        #expect(!FileManager.default.fileExists(atPath: cache.path))
+        try cache.save(Self.sample())
+        #expect(try cache.load() == Self.sample())
+    }
+
+    @Test func anImplausiblePositionIsCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        let cache = CacheFile(directory: directory.path)
+        var bad = Self.sample()
+        bad.fix.latitude = 0
+        bad.fix.longitude = 0
+        try cache.save(bad)
+        #expect(throws: CacheFileError.self) { try cache.load() }
+    }
+
+    @Test func truncatedAtEveryOffsetIsNeverAcceptedAsAnotherResult() throws {
+        let directory = try TemporaryDirectory()
+        let cache = CacheFile(directory: directory.path)
+        try cache.save(Self.sample())
+        let full = try Data(contentsOf: URL(fileURLWithPath: cache.path))
+        for length in 0..<full.count {
+            try full.prefix(length).write(to: URL(fileURLWithPath: cache.path))
+            let loaded = try? cache.load()
+            #expect(loaded == nil || loaded == Self.sample(), "prefix of \(length) bytes gave \(String(describing: loaded))")
+        }
+    }
+
+    @Test func anUnwritableDirectoryIsATypedError() throws {
+        let cache = CacheFile(directory: "/nonexistent-geoattrd-test/state")
+        #expect {
+            try cache.save(Self.sample())
+        } throws: { error in
+            guard case .unwritable(_, let reason) = error as? CacheFileError else { return false }
+            return reason.contains("No such file")
+        }
+    }
+}

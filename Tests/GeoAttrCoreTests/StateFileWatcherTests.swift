@@ -1,0 +1,108 @@
+import Foundation
+import GeoAttrCore
+import GeoAttrModel
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Testing
+import TestSupport
+
+/// The watcher against real files and real inotify.
+@Suite("StateFileWatcher")
+struct StateFileWatcherTests {
+    final class Changes: Sendable {
+        let seen = Mutex<[PowerState]>([])
+        func append(_ state: PowerState) { seen.withLock { $0.append(state) } }
+        var all: [PowerState] { seen.withLock { $0 } }
+
+        func waitFor(count: Int, timeout: Duration = .seconds(5)) async -> [PowerState] {
+            let deadline = ContinuousClock.now + timeout
+            while all.count < count, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return all
+        }
+    }
+
+    /// Runs a watcher on `path` for the duration of `body`, from the moment its watch is in place.
+    func watching(_ path: String, _ body: (Changes) async throws -> Void) async throws {
+        let changes = Changes()
+        let (watchingStream, watchingContinuation) = AsyncStream.makeStream(of: Void.self)
+        let watcher = StateFileWatcher(
+            path: path, defaultState: .foreground, logger: Logger(label: "test"),
+            onWatching: { watchingContinuation.yield() }
+        ) { changes.append($0) }
+        let task = Task { try await watcher.run() }
+        var iterator = watchingStream.makeAsyncIterator()
+        _ = await iterator.next()
+        try await body(changes)
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    @Test func readsContentWithWhitespaceAndTheDefaultWhenAbsent() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state")
+        let logger = Logger(label: "test")
+        #expect(StateFileWatcher.read(path: path, defaultState: .background, logger: logger) == .background)
+        _ = try directory.write("  background\n", to: "state")
+        #expect(StateFileWatcher.read(path: path, defaultState: .foreground, logger: logger) == .background)
+        _ = try directory.write("Foreground", to: "state")
+        #expect(StateFileWatcher.read(path: path, defaultState: .foreground, logger: logger) == nil)
+    }
+
+    @Test("write, replace by rename, delete, re-create: every change is seen")
+    func followsTheFileThroughItsLife() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state")
+        try await watching(path) { changes in
+            try "background\n".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 1) == [.background])
+            // Atomic replacement: write elsewhere, rename over.
+            try "foreground".write(toFile: directory.file("state.new"), atomically: false, encoding: .utf8)
+            #expect(rename(directory.file("state.new"), path) == 0)
+            #expect(await changes.waitFor(count: 2) == [.background, .foreground])
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 3) == [.background, .foreground, .background])
+            // Deleted: the default (foreground).
+            try FileManager.default.removeItem(atPath: path)
+            #expect(await changes.waitFor(count: 4) == [.background, .foreground, .background, .foreground])
+            // Re-created.
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 5) == [.background, .foreground, .background, .foreground, .background])
+        }
+    }
+
+    @Test("invalid content is ignored: the last valid state stands")
+    func invalidContentIsIgnored() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state")
+        try await watching(path) { changes in
+            try "sleeping".write(toFile: path, atomically: false, encoding: .utf8)
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 1) == [.background])
+            try "garbage".write(toFile: path, atomically: false, encoding: .utf8)
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            try "foreground".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 2) == [.background, .foreground])
+        }
+    }
+
+    @Test("a thousand flips: the last one wins, and far fewer reports than flips")
+    func flappingEndsOnTheLastState() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state")
+        try await watching(path) { changes in
+            for index in 0..<1000 {
+                try (index.isMultiple(of: 2) ? "background" : "foreground").write(toFile: path, atomically: false, encoding: .utf8)
+            }
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while changes.all.last != .background, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(changes.all.last == .background)
+            #expect(changes.all.count <= 1001)
+        }
+    }
+}
