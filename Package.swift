@@ -95,7 +95,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrCoreTests",
-            dependencies: ["GeoAttrCore", "GeoAttrModel"]
+            dependencies: [
+                "GeoAttrCore", "GeoAttrModel", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "GeoAttrGPSDTests",
@@ -104,6 +108,10 @@ let package = Package(
         .testTarget(
             name: "GeoAttrCtlTests",
             dependencies: ["GeoAttrModel", "TestSupport"]
+        ),
+        .testTarget(
+            name: "GeoAttrdTests",
+            dependencies: ["TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

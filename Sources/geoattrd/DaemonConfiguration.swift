@@ -1,4 +1,5 @@
 import Configuration
+import FoundationEssentials
 import GeoAttrCore
 import GeoAttrGPSD
 import GeoAttrModel
@@ -42,7 +43,15 @@ struct ConfigurationError: Error, CustomStringConvertible {
     var key: String
     var problem: String
 
-    var description: String { "invalid configuration: \(key): \(problem)" }
+    /// One line, whatever the parser said.
+    var description: String {
+        let flat = problem.split(whereSeparator: \.isNewline).map(Self.trimmed).filter { !$0.isEmpty }
+        return "invalid configuration: \(key): \(flat.joined(separator: " | "))"
+    }
+
+    static func trimmed(_ text: Substring) -> String {
+        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
 }
 
 /// Reads and validates the configuration from flags, environment and file.
@@ -55,11 +64,17 @@ struct ConfigurationLoader: Sendable {
     var explicit: Bool
 
     func load() async throws -> DaemonConfiguration {
-        let fileProvider: FileProvider<YAMLSnapshot>
-        do {
-            fileProvider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(filePath), allowMissing: !explicit)
-        } catch {
-            throw ConfigurationError(key: "file \(filePath)", problem: "\(error)")
+        let fileProvider: any ConfigProvider
+        if Self.hasNoSettings(filePath) {
+            // An empty file, or one with only comments, is an empty configuration (YAML calls it
+            // a null document, not a mapping).
+            fileProvider = InMemoryProvider(name: filePath, values: [:])
+        } else {
+            do {
+                fileProvider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(filePath), allowMissing: !explicit)
+            } catch {
+                throw ConfigurationError(key: "file \(filePath)", problem: "\(error)")
+            }
         }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in flags {
@@ -83,6 +98,15 @@ struct ConfigurationLoader: Sendable {
             throw ConfigurationError(key: failure.key, problem: failure.problem)
         }
         return configuration
+    }
+
+    /// Whether the file exists and holds nothing but comments and blank lines.
+    static func hasNoSettings(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path) else { return false }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).allSatisfy { line in
+            let trimmed = ConfigurationError.trimmed(line)
+            return trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---"
+        }
     }
 
     private func read(_ config: ConfigReader) throws -> DaemonConfiguration {

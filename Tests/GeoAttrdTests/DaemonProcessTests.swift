@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon as it runs in the field: the built binary, a real gpsd fed by gpsfake, real
+/// signals, real files in a private state directory. What the daemon serves is read from its
+/// log (one line per state change, fix, refresh decision and error) and its cache file; gpsd's
+/// own debug log says when the daemon connected.
+@Suite("geoattrd process")
+struct DaemonProcessTests {
+    static let watchRequest = "?WATCH={\"enable\":true,\"json\":true}"
+
+    /// A steady 3D track that gpsfake loops over for as long as a test needs.
+    static let steadyTrack = NMEATrack(
+        epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 52.3731, longitude: 4.8922, mode: 3), 20)).render()
+
+    /// Connections the daemon made to gpsd (each one-shot fix enables a watch once).
+    func gpsdConnections(_ gpsfake: GPSFake) -> Int {
+        gpsfake.log.all.filter { $0.text.contains(Self.watchRequest) }.count
+    }
+
+    func cacheLatitude(_ daemon: DaemonProcess) -> Double? {
+        guard let data = FileManager.default.contents(atPath: daemon.cacheFile),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let result = object["result"] as? [String: Any], let fix = result["fix"] as? [String: Any]
+        else { return nil }
+        return fix["lat"] as? Double
+    }
+
+    @Test("pause and resume by the state file: no gpsd connection while paused")
+    func pauseAndResumeByStateFile() async throws {
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false, gpsdDebugLevel: 4) { gpsfake in
+            let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
+            #expect(await daemon.waitForLog("fix accepted") != nil)
+            try daemon.setState("background\n")
+            let paused = try #require(await daemon.waitForLog("to=background"))
+            #expect(paused.text.contains("origin=\"state file\""))
+            let connectionsWhenPaused = gpsdConnections(gpsfake)
+            // Absence can only be shown over time: three TTLs without a connection.
+            try await Task.sleep(for: .seconds(3))
+            #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
+            #expect(daemon.count("taking a fix") == daemon.log.all.prefix(paused.index + 1).filter { $0.text.contains("taking a fix") }.count)
+            try daemon.setState("  foreground  ")
+            let resumed = try #require(await daemon.waitForLog("to=foreground", from: paused.index))
+            #expect(await daemon.waitForLog("fix accepted", from: resumed.index) != nil)
+            #expect(gpsdConnections(gpsfake) > connectionsWhenPaused)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("pause by SIGTSTP, resume by SIGCONT")
+    func pauseAndResumeBySignals() async throws {
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false, gpsdDebugLevel: 4) { gpsfake in
+            let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
+            #expect(await daemon.waitForLog("fix accepted") != nil)
+            daemon.signal(SIGTSTP)
+            let paused = try #require(await daemon.waitForLog("origin=SIGTSTP"))
+            #expect(daemon.process.isRunning, "SIGTSTP stopped or killed the daemon")
+            let connectionsWhenPaused = gpsdConnections(gpsfake)
+            try await Task.sleep(for: .seconds(3))
+            #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
+            daemon.signal(SIGCONT)
+            let resumed = try #require(await daemon.waitForLog("origin=SIGCONT", from: paused.index))
+            #expect(await daemon.waitForLog("fix accepted", from: resumed.index) != nil)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("SIGUSR1 forces a fix in the background; requests during a fix join it; the budget holds")
+    func refreshCoalescingAndBudget() async throws {
+        // No fix for the first epochs, so the first forced fix stays in flight for a while.
+        let track = NMEATrack(
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 12)
+                + NMEATrack.repeating(NMEATrack.Epoch(latitude: 52.3731, longitude: 4.8922, mode: 3), 60)).render()
+        try await GPSFake.run(nmea: track, gpsdDebugLevel: 4) { gpsfake in
+            let directory = try TemporaryDirectory(prefix: "geoattrd")
+            _ = try directory.write("background\n", to: "state-file")
+            let daemon = try DaemonProcess(
+                config: "refresh:\n  burst: 2\n  interval_s: 3600\n", arguments: ["--gpsd", gpsfake.endpoint], directory: directory)
+            let started = try #require(await daemon.waitForLog("scheduler started"))
+            #expect(started.text.contains("state=background"))
+            daemon.signal(SIGUSR1)
+            let accepted = try #require(await daemon.waitForLog("refresh accepted"))
+            _ = try #require(await gpsfake.clientUnderTest())
+            daemon.signal(SIGUSR1)
+            #expect(await daemon.waitForLog("joins the fix in flight", from: accepted.index) != nil)
+            let first = try #require(
+                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(30)),
+                "daemon log:\n\(daemon.log.text)\ngpsd:\n\(gpsfake.log.text.suffix(3000))")
+            daemon.signal(SIGUSR1)
+            let second = try #require(await daemon.waitForLog("refresh accepted", from: first.index))
+            let secondFix = try #require(await daemon.waitForLog("fix accepted", from: second.index))
+            daemon.signal(SIGUSR1)
+            let refused = try #require(await daemon.waitForLog("refresh refused", from: secondFix.index))
+            #expect(refused.text.contains("origin=SIGUSR1"))
+            #expect(gpsdConnections(gpsfake) == 2, "gpsd saw more fixes than the budget allows")
+            #expect(daemon.count("refresh accepted") == 2)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("restart with a persisted cache: served at once, without waiting for a fix")
+    func restartServesPersistedCache() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
+            let first = try DaemonProcess(arguments: ["--gpsd", gpsfake.endpoint, "--log-level", "debug"], directory: directory)
+            #expect(await first.waitForLog("fix accepted") != nil)
+            #expect(await first.waitForLog("cache written") != nil)
+            #expect(await first.stop() == 0)
+        }
+        #expect(FileManager.default.fileExists(atPath: directory.file("state/cache.json")))
+        let closedPort = try Loopback.freePort()
+        let second = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:\(closedPort)", "--log-level", "debug"], directory: directory)
+        let served = try #require(await second.waitForLog("serving the cached result"))
+        #expect(served.text.contains("lat=52.3731"))
+        #expect(served.text.contains("stale=false"))
+        // Served from the start, before any fix was even tried (gpsd is absent here, and the
+        // cached result is younger than the TTL, so none is due).
+        let started = try #require(await second.waitForLog("scheduler started"))
+        #expect(started.text.contains("cache=\"age"))
+        #expect(second.count("taking a fix") == 0)
+        #expect(second.process.isRunning)
+        #expect(await second.stop() == 0)
+    }
+
+    @Test("a corrupted cache file is logged, set aside and replaced at the next fix")
+    func corruptedCacheIsSetAside() async throws {
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
+            let directory = try TemporaryDirectory(prefix: "geoattrd")
+            try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
+            _ = try directory.write("{\"schema\":1,\"result\":{\"fix\":", to: "state/cache.json")
+            let daemon = try DaemonProcess(arguments: ["--gpsd", gpsfake.endpoint, "--log-level", "debug"], directory: directory)
+            let corrupt = try #require(await daemon.waitForLog("is corrupt"))
+            #expect(corrupt.text.contains("moved to"))
+            #expect(FileManager.default.fileExists(atPath: directory.file("state/cache.json.corrupt")))
+            #expect(await daemon.waitForLog("cache written") != nil)
+            #expect(abs((cacheLatitude(daemon) ?? 0) - 52.3731) < 1e-6)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("a read-only state directory: the write failure is logged, fixes go on, and writing resumes")
+    func readOnlyStateDirectory() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let state = directory.file("state")
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        // A real read-only file system: a small tmpfs, remounted read-only mid-run.
+        #expect(mount("tmpfs", state, "tmpfs", 0, "size=1m") == 0, "mounting a tmpfs needs root: \(String(cString: strerror(errno)))")
+        defer { umount2(state, Int32(MNT_DETACH)) }
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
+            let daemon = try DaemonProcess(
+                config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint, "--log-level", "debug"], directory: directory)
+            let written = try #require(await daemon.waitForLog("cache written"))
+            #expect(mount("tmpfs", state, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=1m") == 0)
+            let failed = try #require(await daemon.waitForLog("cannot write the cache file", from: written.index))
+            #expect(failed.text.contains("Read-only file system"))
+            #expect(await daemon.waitForLog("fix accepted", from: failed.index) != nil)
+            #expect(daemon.process.isRunning)
+            #expect(mount("tmpfs", state, "tmpfs", UInt(MS_REMOUNT), "size=1m") == 0)
+            #expect(await daemon.waitForLog("cache written", from: failed.index) != nil)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("an invalid reload keeps the running configuration; a valid one applies")
+    func invalidReloadKeepsRunningConfiguration() async throws {
+        try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
+            let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
+            #expect(await daemon.waitForLog("fix accepted") != nil)
+            try "schedule:\n  ttl_s: -5\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+            daemon.signal(SIGHUP)
+            let refused = try #require(await daemon.waitForLog("reload refused"))
+            #expect(refused.text.contains("schedule.ttl_s"))
+            #expect(await daemon.waitForLog("fix accepted", from: refused.index) != nil, "the running schedule stopped")
+            try "schedule:\n  ttl_s: 3600\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+            daemon.signal(SIGHUP)
+            #expect(await daemon.waitForLog("configuration reloaded", from: refused.index) != nil)
+            #expect(await daemon.waitForLog("ttl_s=3600") != nil)
+            #expect(daemon.process.isRunning)
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
+    @Test("invalid configuration at start: exit 78 with one line naming the key", arguments: [
+        ("fix:\n  max_error_m: lots\n", "fix.max_error_m"),
+        ("schedule:\n  ttl_s: 0\n", "schedule.ttl_s"),
+        ("state:\n  default: asleep\n", "state.default"),
+        ("gpsd:\n  endpoint: \"nohost:\"\n", "gpsd.endpoint"),
+        ("static:\n  latitude: 95\n  longitude: 1\n", "static"),
+        ("this is: [not yaml\n", "bad.yaml"),
+    ])
+    func invalidConfigurationAtStart(config: String, key: String) async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        _ = try directory.write(config, to: "bad.yaml")
+        let result = try await CommandResult.run(
+            BuiltProducts.path(of: "geoattrd"),
+            ["--config", directory.file("bad.yaml"), "--state-dir", directory.path, "--state-file", directory.file("s")],
+            timeout: .seconds(20))
+        #expect(result.status == 78, "stderr: \(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains(key), "stderr: \(result.stderr)")
+    }
+}
