@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: gpsd (through gpsfake) replays share/tracks/demo.nmea,
-# a receiver with no fix for 4 s that then drives down the Champs-Elysees, and geoattrctl takes
-# one fix from it and prints it as JSON. (Once the daemon lands it will be the daemon here.)
+# The main job on its embedded default: geoattrd, fed by gpsd (through gpsfake) replaying
+# share/tracks/demo.nmea, a receiver with no fix for 4 s that then drives down the
+# Champs-Elysees. The daemon takes a fix at once, again every 10 s (a short TTL for the demo),
+# one forced by SIGUSR1, and stops after DEMO_SECONDS (20); then its cache file is printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+swift build --product geoattrd >&2
 swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
 
@@ -18,11 +20,13 @@ for _ in range(200):
         s.bind(("127.0.0.1", port)); print(port); break
     except OSError: pass
     finally: s.close()')
-# gpsfake in pipe mode makes gpsd read the log at once and exits by itself at its end; its own
-# session, so that gpsfake and its gpsd can be stopped together.
-TMPDIR="$work" setsid gpsfake -1 -p -q -P "$port" -c 0.05 share/tracks/demo.nmea >"$work/gpsfake.out" 2>"$work/gpsfake.err" &
+# gpsfake in pipe mode makes gpsd read the log at once (looping over it); its own session, so
+# that gpsfake and its gpsd can be stopped together.
+TMPDIR="$work" setsid gpsfake -p -q -P "$port" -c 0.05 share/tracks/demo.nmea >"$work/gpsfake.out" 2>"$work/gpsfake.err" &
 gpsfake_pid=$!
+daemon_pid=
 cleanup() {
+    [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null || true
     kill -TERM -- "-$gpsfake_pid" 2>/dev/null || true
     sleep 0.3
     kill -KILL -- "-$gpsfake_pid" 2>/dev/null || true
@@ -37,5 +41,18 @@ for _ in $(seq 1 200); do
     sleep 0.05
 done
 
-echo "geoattrctl fix --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea):" >&2
-"$bin/geoattrctl" fix --gpsd "127.0.0.1:$port" --timeout 30
+printf 'schedule:\n  ttl_s: 10\n' >"$work/geoattrd.yaml"
+echo "== geoattrd --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea) for ${DEMO_SECONDS:-20} s" >&2
+"$bin/geoattrd" --config "$work/geoattrd.yaml" --gpsd "127.0.0.1:$port" \
+    --state-dir "$work" --state-file "$work/state" &
+daemon_pid=$!
+sleep 6
+echo "== kill -USR1 (forced refresh)" >&2
+kill -USR1 "$daemon_pid"
+sleep $(( ${DEMO_SECONDS:-20} - 6 ))
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || true
+daemon_pid=
+echo "== $work/cache.json (what the daemon serves after a restart)" >&2
+cat "$work/cache.json"
+echo

@@ -59,6 +59,9 @@ public actor Scheduler: Service {
     private var timer: (id: Int, task: Task<Void, Never>)?
     private var timerCounter = 0
     private var lastGeneration: UInt64
+    /// The static location is served only because the receiver failed: keep trying the receiver
+    /// (on the backoff schedule) instead of waiting a whole TTL.
+    private var servingFallback = false
 
     /// Creates the scheduler and serves the persisted cache at once, before any fix.
     ///
@@ -242,6 +245,7 @@ public actor Scheduler: Service {
         switch result {
         case .success(let fix):
             let published = publish(fix)
+            servingFallback = false
             failures = 0
             retryAt = nil
             store.updateStatus {
@@ -309,6 +313,7 @@ public actor Scheduler: Service {
             timeSource: .systemClock, receivedAt: .now(), timeToFixMilliseconds: 0, origin: .static)
         logger.notice("no GPS result to serve: serving the configured static location")
         publish(fix)
+        servingFallback = true
     }
 
     /// Grows with every change and stays unique across restarts, even without a cache: it is
@@ -338,7 +343,7 @@ public actor Scheduler: Service {
         var wake = store.served.map { $0.obtainedAt + configuration.expireAfter }
         if inFlight == nil, power == .foreground {
             var due = now
-            if let served = store.served, served.result.source != .static {
+            if let served = store.served, !servingFallback {
                 due = served.obtainedAt + configuration.ttl
             }
             if let retryAt, retryAt > due { due = retryAt }

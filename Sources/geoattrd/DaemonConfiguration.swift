@@ -33,6 +33,39 @@ struct DaemonConfiguration: Sendable, Equatable {
     var socketMode: UInt32 = 0o660
     var logLevel = Logger.Level.info
 
+    /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
+    var effectiveSettings: [(key: String, value: String)] {
+        func seconds(_ duration: Duration) -> String {
+            let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            return value == value.rounded() ? String(Int64(value)) : String(value)
+        }
+        func number(_ value: Double) -> String { value == value.rounded() ? String(Int64(value)) : String(value) }
+        var settings: [(String, String)] = [
+            ("gpsd.enabled", "\(gpsdEnabled)"), ("gpsd.endpoint", gpsdEndpoint.description),
+            ("fix.timeout_s", seconds(fixRules.timeout)), ("fix.min_mode", "\(fixRules.minimumMode.rawValue)"),
+            ("fix.max_error_m", number(fixRules.maximumErrorMeters)),
+            ("fix.fallback_error_m", number(fixRules.timeoutFallbackErrorMeters)),
+            ("fix.accept_unknown_error", "\(fixRules.acceptUnknownError)"), ("fix.require_time", "\(fixRules.requireTime)"),
+            ("fix.no_satellite_timeout_s", seconds(fixRules.noSatelliteTimeout)),
+            ("schedule.ttl_s", seconds(schedule.ttl)), ("schedule.expire_after_s", seconds(schedule.expireAfter)),
+            ("schedule.retry_initial_s", seconds(schedule.retryInitial)), ("schedule.retry_max_s", seconds(schedule.retryMaximum)),
+            ("refresh.burst", "\(schedule.refreshBurst)"), ("refresh.interval_s", seconds(schedule.refreshInterval)),
+            ("places.stationary_distance_m", number(schedule.stationaryDistanceMeters)),
+            ("state.file", stateFile), ("state.default", defaultPower.rawValue), ("state.dir", stateDirectory),
+        ]
+        if let location = staticLocation {
+            settings.append(("static.latitude", "\(location.latitude)"))
+            settings.append(("static.longitude", "\(location.longitude)"))
+            if let altitude = location.altitudeMeters { settings.append(("static.altitude_m", "\(altitude)")) }
+            if let error = location.errorMeters { settings.append(("static.error_m", "\(error)")) }
+        }
+        settings += [
+            ("index.path", indexPath ?? ""), ("socket.path", socketPath),
+            ("socket.mode", "0" + String(socketMode, radix: 8)), ("log.level", logLevel.rawValue),
+        ]
+        return settings
+    }
+
     /// The default configuration file, read when present.
     static let defaultFile = "/etc/geoattrd/geoattrd.yaml"
     static let environmentPrefix = "GEOATTRD_"

@@ -46,6 +46,9 @@ struct GeoAttrd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (log.level).")
     var logLevel: String?
 
+    @Flag(name: .customLong("check-config"), help: "Validate the configuration, print the effective settings and exit (0 valid, 78 invalid).")
+    var checkConfig = false
+
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
         var flags: [String: String] = [:]
@@ -67,6 +70,12 @@ struct GeoAttrd: AsyncParsableCommand {
         } catch {
             writeError("geoattrd: \(error)")
             throw ExitCode(78)
+        }
+        if checkConfig {
+            let lines = configuration.effectiveSettings.map { "\($0.key) = \($0.value)" }.joined(separator: "\n")
+            let bytes = Array((lines + "\n").utf8)
+            _ = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            return
         }
         let level = JournalLogHandler.SharedLevel(configuration.logLevel)
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }

@@ -237,6 +237,36 @@ struct SchedulerTests {
         await harness.stop()
     }
 
+    @Test("with the static location as the only source, it is fixed once per TTL, not in a loop")
+    func staticOnlySourceRespectsTheTTL() async throws {
+        let store = AttributeStore(powerState: .foreground)
+        let source = try StaticFixSource(latitude: 46.2, longitude: 6.14)
+        let scheduler = Scheduler(
+            configuration: ScheduleConfiguration(), fixSource: source, staticSource: source, geocoders: GeocoderSlot(),
+            cache: MemoryCache(), store: store, initialPower: .foreground, logger: Logger(label: "test"))
+        let task = Task { await scheduler.run() }
+        #expect(await eventually { store.served != nil && store.status.nextFixAt != nil })
+        let generation = store.served?.result.generation
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(store.served?.result.generation == generation, "the static source was fixed again before the TTL")
+        #expect(store.served?.result.source == .static)
+        task.cancel()
+        await task.value
+    }
+
+    @Test("while the static fallback is served, the receiver keeps being retried on the backoff schedule")
+    func fallbackKeepsRetryingTheReceiver() async throws {
+        let fallback = try StaticFixSource(latitude: 46.2, longitude: 6.14)
+        let source = ScriptedFixSource([
+            .failure(.gpsdUnreachable(endpoint: "x", reason: "refused")), .fix(latitude: 7, longitude: 7),
+        ])
+        let harness = start(source, staticSource: fallback)
+        #expect(await eventually { harness.store.served?.result.source == .static })
+        #expect(await eventually { harness.store.served?.result.fix.latitude == 7 })
+        #expect(harness.store.served?.result.source == .gps)
+        await harness.stop()
+    }
+
     @Test func geocodedPlacesAndGenerationsGrow() async {
         let source = ScriptedFixSource([.fix(latitude: 48, longitude: 4), .fix(latitude: 48, longitude: 4.5)])
         let harness = start(source, configure: { $0.ttl = .milliseconds(100) }, geocoder: BorderGeocoder())

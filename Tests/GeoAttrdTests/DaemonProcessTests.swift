@@ -205,3 +205,51 @@ struct DaemonProcessTests {
         #expect(result.stderr.contains(key), "stderr: \(result.stderr)")
     }
 }
+
+@Suite("geoattrd configuration")
+struct DaemonConfigurationTests {
+    static let repositoryConfig = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("config/geoattrd.yaml").path
+
+    func effective(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
+        try await CommandResult.run(BuiltProducts.path(of: "geoattrd"), arguments + ["--check-config"], timeout: .seconds(20))
+    }
+
+    @Test("config/geoattrd.yaml documents exactly the built-in defaults")
+    func shippedFileMatchesDefaults() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        _ = try directory.write("# nothing set\n", to: "empty.yaml")
+        let shipped = try await effective(["--config", Self.repositoryConfig])
+        let defaults = try await effective(["--config", directory.file("empty.yaml")])
+        #expect(shipped.status == 0, "stderr: \(shipped.stderr)")
+        #expect(defaults.status == 0, "stderr: \(defaults.stderr)")
+        #expect(shipped.stdout == defaults.stdout)
+        #expect(shipped.stdout.contains("schedule.ttl_s = 3600"))
+        #expect(shipped.stdout.contains("refresh.burst = 6"))
+    }
+
+    @Test("flags win over the environment, which wins over the file")
+    func precedence() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        _ = try directory.write("gpsd:\n  endpoint: \"10.0.0.1:1000\"\nschedule:\n  ttl_s: 100\nrefresh:\n  burst: 3\n", to: "c.yaml")
+        let environment = ["GEOATTRD_SCHEDULE_TTL_S": "200", "GEOATTRD_GPSD_ENDPOINT": "10.0.0.2:2000"]
+        let process = try ChildProcess(
+            executable: BuiltProducts.path(of: "geoattrd"),
+            arguments: ["--config", directory.file("c.yaml"), "--gpsd", "127.0.0.1:3000", "--check-config"],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdoutPath: directory.file("out"))
+        #expect(await process.waitAsync(timeout: .seconds(20)) == 0)
+        let output = try String(contentsOfFile: directory.file("out"), encoding: .utf8)
+        #expect(output.contains("gpsd.endpoint = 127.0.0.1:3000"))
+        #expect(output.contains("schedule.ttl_s = 200"))
+        #expect(output.contains("refresh.burst = 3"))
+    }
+
+    @Test("a configuration file named on the command line must exist")
+    func namedFileMustExist() async throws {
+        let result = try await effective(["--config", "/nonexistent/geoattrd.yaml"])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("/nonexistent/geoattrd.yaml"))
+    }
+}
