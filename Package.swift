@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // The geo.* names are behind the Experimental trait, which wants the minor version pinned.
         .package(
             url: "https://github.com/swift-otel/swift-otel-semantic-conventions",
@@ -58,6 +61,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The HTTP/1.1 API on a Unix socket (SwiftNIO's HTTP/1 codec).
+        .target(
+            name: "GeoAttrServer",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
+            ]
+        ),
         // systemd integration: journald-friendly logging (notify and socket activation: #6).
         .target(
             name: "GeoAttrSystemd",
@@ -70,7 +89,10 @@ let package = Package(
                 "GeoAttrGPSD",
                 "GeoAttrModel",
                 "GeoAttrSystemd",
+                "GeoAttrServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -66,8 +66,8 @@ public struct LocationResult: Sendable, Hashable, Codable {
     }
 }
 
-/// An attribute's value: the geo attributes are strings and doubles.
-public enum AttributeValue: Sendable, Hashable, Codable, CustomStringConvertible {
+/// An attribute's value: the geo attributes are strings and doubles, encoded as such in JSON.
+public enum AttributeValue: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     case double(Double)
 
@@ -75,6 +75,25 @@ public enum AttributeValue: Sendable, Hashable, Codable, CustomStringConvertible
         switch self {
         case .string(let value): value
         case .double(let value): String(value)
+        }
+    }
+}
+
+extension AttributeValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let number = try? container.decode(Double.self) {
+            self = .double(number)
+        } else {
+            self = .string(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
         }
     }
 }

@@ -1,17 +1,24 @@
 import GeoAttrCore
 import GeoAttrGPSD
 import GeoAttrModel
+import GeoAttrServer
 import GeoAttrSystemd
 import Logging
+import Prometheus
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Assembles the daemon from a validated configuration: one ServiceGroup.
 struct Daemon {
     let configuration: DaemonConfiguration
     let loader: ConfigurationLoader
     let logLevel: JournalLogHandler.SharedLevel
+    let registry: PrometheusCollectorRegistry
     let logger: Logger
 
     func run() async throws {
@@ -37,6 +44,12 @@ struct Daemon {
             initialPower: initialPower,
             logger: Logger(label: "geoattrd")
         )
+        let server = APIServer(
+            listening: .path(configuration.socketPath, mode: configuration.socketMode),
+            store: store, scheduler: scheduler, policy: Self.policy(for: configuration),
+            schedule: configuration.schedule, registry: registry, logger: Logger(label: "geoattrd.api"))
+        // Clients can connect once this returns: bind before the services run.
+        try await server.start()
         let running = RunningConfiguration(configuration)
         let reload: @Sendable () async -> Void = { [loader, logger, logLevel] in
             do {
@@ -50,6 +63,7 @@ struct Daemon {
                 }
                 logLevel.value = new.logLevel
                 scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
+                server.update(policy: Self.policy(for: new), schedule: new.schedule)
                 running.value = new
                 logger.info("configuration reloaded")
             } catch {
@@ -66,6 +80,7 @@ struct Daemon {
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
                 .init(service: scheduler),
+                .init(service: server),
                 .init(service: stateWatcher),
                 .init(service: signals),
             ],
@@ -83,6 +98,12 @@ struct Daemon {
         try await group.run()
         store.finish()
         logger.info("geoattrd stopped")
+    }
+
+    static func policy(for configuration: DaemonConfiguration) -> AccessPolicy {
+        AccessPolicy(
+            rules: configuration.accessRules, defaultGrant: Grant(level: configuration.accessDefault),
+            mutators: configuration.accessMutators, daemonUID: getuid())
     }
 
     static func fixSource(for configuration: DaemonConfiguration) -> any FixSource {

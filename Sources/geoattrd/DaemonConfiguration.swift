@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAttrCore
 import GeoAttrGPSD
 import GeoAttrModel
+import GeoAttrServer
 import Logging
 import Synchronization
 import SystemPackage
@@ -31,6 +32,9 @@ struct DaemonConfiguration: Sendable, Equatable {
     var indexPath: String?
     var socketPath = "/run/geoattrd/geoattrd.sock"
     var socketMode: UInt32 = 0o660
+    var accessDefault = PrecisionLevel.exact
+    var accessRules: [AccessPolicy.Rule] = []
+    var accessMutators: [AccessPolicy.Subject] = []
     var logLevel = Logger.Level.info
 
     /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
@@ -61,7 +65,13 @@ struct DaemonConfiguration: Sendable, Equatable {
         }
         settings += [
             ("index.path", indexPath ?? ""), ("socket.path", socketPath),
-            ("socket.mode", "0" + String(socketMode, radix: 8)), ("log.level", logLevel.rawValue),
+            ("socket.mode", "0" + String(socketMode, radix: 8)),
+            ("access.default_level", accessDefault.rawValue),
+            ("access.rules", "[" + accessRules.map { rule in
+                "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
+            }.joined(separator: ", ") + "]"),
+            ("access.mutate", "[" + accessMutators.map(\.description).joined(separator: ", ") + "]"),
+            ("log.level", logLevel.rawValue),
         ]
         return settings
     }
@@ -234,6 +244,25 @@ struct ConfigurationLoader: Sendable {
             throw ConfigurationError(key: "socket.mode", problem: "expected an octal file mode like 0660; got '\(modeText)'")
         }
         result.socketMode = socketMode
+        let defaultLevel = config.string(forKey: "access.default_level", default: defaults.accessDefault.rawValue)
+        guard let accessDefault = PrecisionLevel(rawValue: defaultLevel) else {
+            throw ConfigurationError(key: "access.default_level", problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")
+        }
+        result.accessDefault = accessDefault
+        for text in config.stringArray(forKey: "access.rules", default: []) {
+            do {
+                result.accessRules.append(try AccessPolicy.parseRule(text))
+            } catch {
+                throw ConfigurationError(key: "access.rules", problem: "\(error)")
+            }
+        }
+        for text in config.stringArray(forKey: "access.mutate", default: []) {
+            do {
+                result.accessMutators.append(try AccessPolicy.parseSubject(text))
+            } catch {
+                throw ConfigurationError(key: "access.mutate", problem: "'\(text)': expected uid:N or gid:N")
+            }
+        }
         let level = config.string(forKey: "log.level", default: defaults.logLevel.rawValue)
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw ConfigurationError(key: "log.level", problem: "expected trace, debug, info, notice, warning, error or critical; got '\(level)'")

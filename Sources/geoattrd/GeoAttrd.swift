@@ -1,6 +1,8 @@
 import ArgumentParser
 import GeoAttrSystemd
 import Logging
+import Metrics
+import Prometheus
 
 #if canImport(Glibc)
 import Glibc
@@ -79,9 +81,11 @@ struct GeoAttrd: AsyncParsableCommand {
         }
         let level = JournalLogHandler.SharedLevel(configuration.logLevel)
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let logger = Logger(label: "geoattrd")
         do {
-            try await Daemon(configuration: configuration, loader: loader, logLevel: level, logger: logger).run()
+            try await Daemon(configuration: configuration, loader: loader, logLevel: level, registry: registry, logger: logger).run()
         } catch {
             logger.critical("geoattrd failed: \(error)")
             throw ExitCode(1)

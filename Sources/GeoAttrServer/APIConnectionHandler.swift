@@ -1,0 +1,402 @@
+import CoreMetrics
+import FoundationEssentials
+import GeoAttrCore
+import GeoAttrModel
+import NIOCore
+import NIOHTTP1
+import Prometheus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sets up one accepted connection: admission, peer credentials, the HTTP/1 codec with the
+/// header limit, and the API handler.
+enum ConnectionSetup {
+    static func configure(_ channel: any Channel, context: ServerContext) throws {
+        let sync = channel.pipeline.syncOperations
+        guard context.connections.admit(channel, limit: context.limits.maximumConnections) else {
+            // Over the limit (or shutting down): a clean 503 and close, the others keep going.
+            let shuttingDown = context.connections.isShuttingDown
+            let body = AttributeRenderer.encode(
+                APIErrorBody(
+                    error: shuttingDown ? .shuttingDown : .tooManyConnections,
+                    message: shuttingDown ? "geoattrd is shutting down" : "too many connections; retry shortly"))
+            var buffer = channel.allocator.buffer(capacity: 160 + body.count)
+            buffer.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n")
+            buffer.writeString("content-length: \(body.count)\r\n\r\n")
+            buffer.writeBytes(body)
+            channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+            context.metrics.request(endpoint: "connect", status: 503)
+            return
+        }
+        context.metrics.connectedClients.record(context.connections.count)
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = context.limits.maximumHeadBytes
+        limits.maxHeaderFieldSize = context.limits.maximumHeadBytes
+        limits.maxHeaderFieldCount = 128
+        try sync.configureHTTPServerPipeline(
+            withErrorHandling: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+        try sync.addHandler(APIConnectionHandler(context: context))
+    }
+}
+
+/// One client connection. Lives on its channel's event loop.
+final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let context: ServerContext
+    private var grant = Grant(level: .none)
+    private var peer = (uid: UInt32.max, gid: UInt32.max)
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyTooLarge = false
+    private var busy = false
+    private var closeAfterResponse = false
+    private var watch: WatchStream?
+    private var headTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+
+    init(context: ServerContext) {
+        self.context = context
+    }
+
+    func handlerAdded(context channelContext: ChannelHandlerContext) {
+        readPeerCredentials(channelContext)
+        armIdleTimer(channelContext)
+    }
+
+    func channelInactive(context channelContext: ChannelHandlerContext) {
+        headTimer?.cancel()
+        idleTimer?.cancel()
+        watch?.cancel()
+        watch = nil
+        self.context.connections.remove(channelContext.channel)
+        self.context.metrics.connectedClients.record(self.context.connections.count)
+        channelContext.fireChannelInactive()
+    }
+
+    private func readPeerCredentials(_ channelContext: ChannelHandlerContext) {
+        // SO_PEERCRED on the accepted socket: the client's uid and primary gid.
+        guard let provider = channelContext.channel as? any SocketOptionProvider else { return }
+        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        future.assumeIsolated().whenSuccess { credentials in
+            self.peer = (credentials.uid, credentials.gid)
+            self.grant = self.context.policy.withLock { $0.grant(uid: credentials.uid, gid: credentials.gid) }
+        }
+    }
+
+    // MARK: Reading
+
+    func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            headTimer?.cancel()
+            headTimer = nil
+            idleTimer?.cancel()
+            head = requestHead
+            body = []
+            bodyTooLarge = false
+        case .body(var buffer):
+            if body.count + buffer.readableBytes > self.context.limits.maximumBodyBytes {
+                bodyTooLarge = true
+            } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body += bytes
+            }
+        case .end:
+            guard let requestHead = head else { return }
+            head = nil
+            handle(requestHead, channelContext)
+        }
+    }
+
+    func channelReadComplete(context channelContext: ChannelHandlerContext) {
+        channelContext.flush()
+        // A new request started arriving: it must complete within the head timeout.
+        if head == nil, !busy, watch == nil, headTimer == nil {
+            armHeadTimer(channelContext)
+        }
+    }
+
+    func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
+        switch error {
+        case HTTPParserError.headerOverflow:
+            fail(channelContext, status: .requestHeaderFieldsTooLarge, code: .headersTooLarge,
+                 message: "request head larger than \(self.context.limits.maximumHeadBytes) bytes", endpoint: "invalid")
+        case is HTTPParserError:
+            fail(channelContext, status: .badRequest, code: .badRequest, message: "malformed HTTP request", endpoint: "invalid")
+        default:
+            channelContext.close(promise: nil)
+        }
+    }
+
+    /// A protocol error: answer once (if nothing is being answered), then close.
+    private func fail(_ channelContext: ChannelHandlerContext, status: HTTPResponseStatus, code: APIErrorCode, message: String, endpoint: String) {
+        guard !busy, watch == nil else {
+            channelContext.close(promise: nil)
+            return
+        }
+        closeAfterResponse = true
+        busy = true
+        respond(channelContext, status: status, body: AttributeRenderer.encode(APIErrorBody(error: code, message: message)),
+                contentType: "application/json", endpoint: endpoint)
+    }
+
+    func userInboundEventTriggered(context channelContext: ChannelHandlerContext, event: Any) {
+        if event is ServerShutdownEvent {
+            closeAfterResponse = true
+            if let watch {
+                watch.finish()
+            } else if !busy {
+                channelContext.close(promise: nil)
+            }
+            return
+        }
+        channelContext.fireUserInboundEventTriggered(event)
+    }
+
+    // MARK: Timers
+
+    private func armHeadTimer(_ channelContext: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+        headTimer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(self.context.limits.headTimeout.nanosecondsValue)) {
+            let (handler, channelContext) = loopBound.value
+            handler.headTimer = nil
+            handler.fail(channelContext, status: .requestTimeout, code: .requestTimeout,
+                         message: "the request head did not arrive in time", endpoint: "invalid")
+        }
+    }
+
+    private func armIdleTimer(_ channelContext: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        let loopBound = NIOLoopBound(channelContext, eventLoop: channelContext.eventLoop)
+        idleTimer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(self.context.limits.idleTimeout.nanosecondsValue)) {
+            loopBound.value.close(promise: nil)
+        }
+    }
+
+    // MARK: Routing
+
+    private func handle(_ requestHead: HTTPRequestHead, _ channelContext: ChannelHandlerContext) {
+        busy = true
+        if !requestHead.isKeepAlive { closeAfterResponse = true }
+        let (path, query) = Self.split(requestHead.uri)
+        let endpoint = Self.endpointName(path)
+        if requestHead.uri.utf8.count > self.context.limits.maximumHeadBytes {
+            closeAfterResponse = true
+            return error(channelContext, .requestHeaderFieldsTooLarge, .headersTooLarge, "request target too long", endpoint)
+        }
+        if bodyTooLarge {
+            closeAfterResponse = true
+            return error(channelContext, .payloadTooLarge, .bodyTooLarge,
+                         "request body larger than \(self.context.limits.maximumBodyBytes) bytes", endpoint)
+        }
+        guard grant.level > .none || path == "/metrics" else {
+            return error(channelContext, .forbidden, .forbidden,
+                         "uid \(peer.uid) gid \(peer.gid) may not read location data; see access.rules", endpoint)
+        }
+        switch (requestHead.method, path) {
+        case (.GET, "/v1/attributes"), (.HEAD, "/v1/attributes"):
+            attributes(requestHead, query: query, channelContext)
+        case (.GET, "/v1/status"):
+            respondJSON(channelContext, StatusDocument(self.context, grant: grant), endpoint: endpoint)
+        case (.POST, "/v1/refresh"):
+            refresh(query: query, channelContext)
+        case (.PUT, "/v1/state"):
+            setState(channelContext)
+        case (.GET, "/v1/watch"):
+            startWatch(channelContext)
+        case (.GET, "/metrics"):
+            metrics(channelContext)
+        case (_, "/v1/attributes"), (_, "/v1/status"), (_, "/v1/refresh"), (_, "/v1/state"), (_, "/v1/watch"), (_, "/metrics"):
+            error(channelContext, .methodNotAllowed, .methodNotAllowed, "\(requestHead.method) is not allowed on \(path)", endpoint)
+        default:
+            error(channelContext, .notFound, .notFound, "no such endpoint: \(path)", "unknown")
+        }
+    }
+
+    private func attributes(_ requestHead: HTTPRequestHead, query: [String: String], _ channelContext: ChannelHandlerContext) {
+        let formatName = query["format"] ?? "json"
+        guard let format = AttributeFormat(rawValue: formatName) else {
+            return error(channelContext, .badRequest, .badRequest, "format must be json, otel, env or prometheus", "attributes")
+        }
+        guard let served = self.context.store.served else {
+            return error(channelContext, .serviceUnavailable, .noLocation,
+                         "no location yet: no fix, no cache and no static location", "attributes")
+        }
+        let etag = "\"\(served.result.generation)-\(grant.level.rawValue)\""
+        if let match = requestHead.headers.first(name: "if-none-match"), match == etag || match == "*" {
+            return respond(channelContext, status: .notModified, body: [], contentType: nil, etag: etag, endpoint: "attributes")
+        }
+        let view = AttributeView(
+            served: served, grant: grant, ttl: self.context.schedule.withLock { $0.ttl },
+            state: self.context.store.status.powerState)
+        let bytes = AttributeRenderer.render(view, as: format)
+        respond(channelContext, status: .ok, body: requestHead.method == .HEAD ? [] : bytes, contentType: format.contentType,
+                etag: etag, endpoint: "attributes", contentLength: bytes.count)
+    }
+
+    private func refresh(query: [String: String], _ channelContext: ChannelHandlerContext) {
+        guard grant.mayMutate else {
+            return error(channelContext, .forbidden, .forbidden, "uid \(peer.uid) may not force a refresh; see access.mutate", "refresh")
+        }
+        var requestedWait: Duration?
+        if let text = query["wait"] {
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+                return error(channelContext, .badRequest, .badRequest, "wait must be a number of seconds", "refresh")
+            }
+            requestedWait = min(.milliseconds(Int64(min(seconds, 86_400) * 1000)), self.context.limits.maximumRefreshWait)
+        }
+        let wait = requestedWait
+        let scheduler = self.context.scheduler
+        let origin = "socket uid \(peer.uid)"
+        let promise = channelContext.eventLoop.makePromise(of: RefreshAnswer.self)
+        promise.completeWithTask {
+            await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait)
+        }
+        let grant = grant
+        let ttl = self.context.schedule.withLock { $0.ttl }
+        let state = self.context.store
+        promise.futureResult.assumeIsolated().whenSuccess { answer in
+            switch answer.outcome {
+            case .refused(let retryAfter):
+                let seconds = max(1, retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0))
+                self.error(channelContext, .tooManyRequests, .refreshRefused,
+                           "the refresh budget is spent; a token comes back in \(seconds) s", "refresh",
+                           extraHeaders: [("retry-after", String(seconds))])
+            case .started, .joined:
+                guard wait != nil else {
+                    return self.respondJSON(channelContext, RefreshDocument(outcome: answer.outcome), status: .accepted, endpoint: "refresh")
+                }
+                switch answer.result {
+                case .some(.success(let result)):
+                    let view = AttributeView(served: ServedResult(result: result, obtainedAt: .now), grant: grant, ttl: ttl, state: state.status.powerState)
+                    self.respond(channelContext, status: .ok, body: AttributeRenderer.json(view), contentType: "application/json", endpoint: "refresh")
+                case .some(.failure(let failure)):
+                    self.error(channelContext, .serviceUnavailable, .refreshFailed, "\(failure)", "refresh")
+                case .none:
+                    self.respondJSON(channelContext, RefreshDocument(outcome: answer.outcome, stillRunning: true), status: .accepted, endpoint: "refresh")
+                }
+            }
+        }
+    }
+
+    private func setState(_ channelContext: ChannelHandlerContext) {
+        guard grant.mayMutate else {
+            return error(channelContext, .forbidden, .forbidden, "uid \(peer.uid) may not change the state; see access.mutate", "state")
+        }
+        guard let state = PowerState(stateFileContent: String(decoding: body, as: UTF8.self)) else {
+            return error(channelContext, .badRequest, .badRequest, "the body must be foreground or background", "state")
+        }
+        self.context.scheduler.setPowerState(state, origin: "socket uid \(peer.uid)")
+        respondJSON(channelContext, ["state": state.rawValue], status: .ok, endpoint: "state")
+    }
+
+    private func metrics(_ channelContext: ChannelHandlerContext) {
+        guard let registry = self.context.registry else {
+            return error(channelContext, .notFound, .notFound, "metrics are not enabled", "metrics")
+        }
+        if let served = self.context.store.served {
+            MetricsPublisher.recordCacheAge(served.age())
+        }
+        respond(channelContext, status: .ok, body: registry.emitToBuffer(),
+                contentType: "text/plain; version=0.0.4; charset=utf-8", endpoint: "metrics")
+    }
+
+    private func startWatch(_ channelContext: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "text/event-stream")
+        headers.add(name: "cache-control", value: "no-cache")
+        channelContext.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        self.context.metrics.request(endpoint: "watch", status: 200)
+        watch = WatchStream(
+            channel: channelContext.channel, store: self.context.store, grant: grant,
+            ttl: self.context.schedule.withLock { $0.ttl }, heartbeat: self.context.limits.heartbeatInterval)
+        if self.context.connections.isShuttingDown { watch?.finish() }
+    }
+
+    // MARK: Writing
+
+    private func error(
+        _ channelContext: ChannelHandlerContext, _ status: HTTPResponseStatus, _ code: APIErrorCode, _ message: String,
+        _ endpoint: String, extraHeaders: [(String, String)] = []
+    ) {
+        respond(channelContext, status: status, body: AttributeRenderer.encode(APIErrorBody(error: code, message: message)),
+                contentType: "application/json", endpoint: endpoint, extraHeaders: extraHeaders)
+    }
+
+    private func respondJSON(_ channelContext: ChannelHandlerContext, _ value: some Encodable, status: HTTPResponseStatus = .ok, endpoint: String) {
+        respond(channelContext, status: status, body: AttributeRenderer.encode(value), contentType: "application/json", endpoint: endpoint)
+    }
+
+    private func respond(
+        _ channelContext: ChannelHandlerContext, status: HTTPResponseStatus, body: [UInt8], contentType: String?,
+        etag: String? = nil, endpoint: String, extraHeaders: [(String, String)] = [], contentLength: Int? = nil
+    ) {
+        var headers = HTTPHeaders()
+        if let contentType { headers.add(name: "content-type", value: contentType) }
+        headers.add(name: "content-length", value: String(contentLength ?? body.count))
+        if let etag { headers.add(name: "etag", value: etag) }
+        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
+        if closeAfterResponse { headers.add(name: "connection", value: "close") }
+        channelContext.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        if !body.isEmpty {
+            var buffer = channelContext.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
+            channelContext.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        self.context.metrics.request(endpoint: endpoint, status: Int(status.code))
+        let close = closeAfterResponse
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+        channelContext.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            let (handler, channelContext) = loopBound.value
+            handler.busy = false
+            if close {
+                channelContext.close(promise: nil)
+            } else {
+                handler.armIdleTimer(channelContext)
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    static func split(_ uri: String) -> (String, [String: String]) {
+        guard let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
+        var query: [String: String] = [:]
+        for pair in uri[uri.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            query[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        return (String(uri[..<mark]), query)
+    }
+
+    static func endpointName(_ path: String) -> String {
+        switch path {
+        case "/v1/attributes": "attributes"
+        case "/v1/status": "status"
+        case "/v1/refresh": "refresh"
+        case "/v1/state": "state"
+        case "/v1/watch": "watch"
+        case "/metrics": "metrics"
+        default: "unknown"
+        }
+    }
+}
+
+/// `struct ucred` (pid, uid, gid), which the Glibc module does not export.
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = .max
+    var gid: UInt32 = .max
+}
+
+extension Duration {
+    var nanosecondsValue: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,152 @@
+import FoundationEssentials
+import GeoAttrCore
+public import GeoAttrModel
+
+/// The answer formats of `GET /v1/attributes?format=`.
+public enum AttributeFormat: String, Sendable, CaseIterable {
+    case json
+    case otel
+    case env
+    case prometheus
+
+    var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .otel, .env: "text/plain; charset=utf-8"
+        case .prometheus: "text/plain; version=0.0.4; charset=utf-8"
+        }
+    }
+}
+
+/// Renders an `AttributeView` in each format.
+public enum AttributeRenderer {
+    /// The JSON document of `/v1/attributes` and of each watch event.
+    struct Document: Encodable {
+        var attributes: [String: AttributeValue]
+        var fixTime: String
+        var updatedAt: String
+        var ageS: Int64
+        var stale: Bool
+        var state: String
+        var source: String
+        var generation: UInt64
+        var precision: String
+        var errorM: Double?
+        var indexVersion: String?
+
+        enum CodingKeys: String, CodingKey {
+            case attributes, stale, state, source, generation, precision
+            case fixTime = "fix_time", updatedAt = "updated_at", ageS = "age_s", errorM = "error_m"
+            case indexVersion = "index_version"
+        }
+    }
+
+    public static func render(_ view: AttributeView, as format: AttributeFormat) -> [UInt8] {
+        switch format {
+        case .json: json(view)
+        case .otel: Array((otel(view.attributes) + "\n").utf8)
+        case .env: Array(env(view.attributes).utf8)
+        case .prometheus: Array(prometheus(view).utf8)
+        }
+    }
+
+    public static func json(_ view: AttributeView) -> [UInt8] {
+        let result = view.served.result
+        let exact = view.grant.level == .exact
+        let document = Document(
+            attributes: view.attributes,
+            fixTime: result.fix.time.iso8601,
+            updatedAt: result.updatedAt.iso8601,
+            ageS: view.ageSeconds,
+            stale: view.stale,
+            state: view.state.rawValue,
+            source: result.source.rawValue,
+            generation: result.generation,
+            precision: view.grant.level.rawValue,
+            errorM: exact ? result.fix.horizontalErrorMeters : nil,
+            indexVersion: result.indexVersion)
+        return encode(document)
+    }
+
+    static func encode(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+    }
+
+    /// `key=value,...` as OTEL_RESOURCE_ATTRIBUTES wants it: values percent-encoded (everything
+    /// but unreserved characters), keys in a stable order.
+    public static func otel(_ attributes: [String: AttributeValue]) -> String {
+        attributes.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(percentEncoded($0.value.description))" }
+            .joined(separator: ",")
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+
+    /// `GEO_COUNTRY_ISO_CODE="US"` lines: double-quoted with `\`, `"`, `$` and backquote
+    /// escaped, which both a POSIX shell and systemd's EnvironmentFile= read back unchanged.
+    /// Control characters (never in these attributes) are dropped.
+    public static func env(_ attributes: [String: AttributeValue]) -> String {
+        attributes.sorted { $0.key < $1.key }.map { key, value in
+            let name = key.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+            var quoted = "\""
+            for character in value.description {
+                if character == "\\" || character == "\"" || character == "$" || character == "`" {
+                    quoted.append("\\")
+                }
+                if character.isASCII, let ascii = character.asciiValue, ascii < 0x20 || ascii == 0x7F { continue }
+                quoted.append(character)
+            }
+            return "\(name)=\(quoted)\"\n"
+        }.joined()
+    }
+
+    /// An info metric with the attributes as labels, plus the result's age.
+    public static func prometheus(_ view: AttributeView) -> String {
+        let labels = view.attributes.sorted { $0.key < $1.key }.map { key, value in
+            let name = key.replacingDots()
+            return "\(name)=\"\(escapedLabel(value.description))\""
+        }
+        var text = "# HELP geoattrd_location_info The current geo attributes, as labels.\n"
+        text += "# TYPE geoattrd_location_info gauge\n"
+        text += "geoattrd_location_info{\(labels.joined(separator: ","))} 1\n"
+        text += "# HELP geoattrd_location_age_seconds Age of the served location.\n"
+        text += "# TYPE geoattrd_location_age_seconds gauge\n"
+        text += "geoattrd_location_age_seconds \(view.ageSeconds)\n"
+        return text
+    }
+
+    static func escapedLabel(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func replacingDots() -> String {
+        map { $0 == "." ? "_" : String($0) }.joined()
+    }
+}

@@ -1,0 +1,128 @@
+import GeoAttrCore
+import GeoAttrModel
+
+/// `GET /v1/status`. Location data in it is cut to the client's grant like everywhere else.
+struct StatusDocument: Encodable {
+    struct Attempt: Encodable {
+        var trigger: String
+        var startedAt: String
+        var endedAt: String
+        var result: String
+        var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case trigger, result, error
+            case startedAt = "started_at", endedAt = "ended_at"
+        }
+    }
+
+    var state: String
+    var fixInFlight: Bool
+    var lastAttempt: Attempt?
+    var nextFixAt: String?
+    var refreshTokens: Int
+    var refreshesAccepted: Int
+    var refreshesRefused: Int
+    var gpsdReachable: Bool?
+    var indexVersion: String?
+    var degraded: [String]
+    var cacheAgeS: Int64?
+    var generation: UInt64?
+    var precision: String
+
+    enum CodingKeys: String, CodingKey {
+        case state, degraded, generation, precision
+        case fixInFlight = "fix_in_flight", lastAttempt = "last_attempt", nextFixAt = "next_fix_at"
+        case refreshTokens = "refresh_tokens", refreshesAccepted = "refreshes_accepted", refreshesRefused = "refreshes_refused"
+        case gpsdReachable = "gpsd_reachable", indexVersion = "index_version", cacheAgeS = "cache_age_s"
+    }
+
+    init(_ context: ServerContext, grant: Grant) {
+        let status = context.store.status
+        state = status.powerState.rawValue
+        fixInFlight = status.fixInFlight
+        lastAttempt = status.lastAttempt.map { attempt in
+            Attempt(
+                trigger: attempt.trigger.rawValue, startedAt: attempt.startedAt.iso8601, endedAt: attempt.endedAt.iso8601,
+                result: attempt.error == nil ? "fix" : Self.code(attempt.error), error: attempt.error?.description)
+        }
+        nextFixAt = status.nextFixAt?.iso8601
+        refreshTokens = status.refreshTokens
+        refreshesAccepted = status.refreshesAccepted
+        refreshesRefused = status.refreshesRefused
+        gpsdReachable = status.gpsdReachable
+        indexVersion = status.indexVersion
+        degraded = status.degraded
+        let served = context.store.served
+        cacheAgeS = served?.age().components.seconds
+        generation = served?.result.generation
+        precision = grant.level.rawValue
+    }
+
+    static func code(_ error: FixError?) -> String {
+        switch error {
+        case .none: "fix"
+        case .gpsdUnreachable: "gpsd_unreachable"
+        case .connectionLost: "connection_lost"
+        case .noFix: "no_fix"
+        case .timeout: "timeout"
+        case .noSatellites: "no_satellites"
+        case .cancelled: "cancelled"
+        case .systemResources: "system_resources"
+        }
+    }
+}
+
+/// `POST /v1/refresh` without `wait`, or when the wait ended first.
+struct RefreshDocument: Encodable {
+    var refresh: String
+    var stillRunning: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case refresh
+        case stillRunning = "still_running"
+    }
+
+    init(outcome: Scheduler.RefreshOutcome, stillRunning: Bool? = nil) {
+        switch outcome {
+        case .started: refresh = "started"
+        case .joined: refresh = "joined"
+        case .refused: refresh = "refused"
+        }
+        self.stillRunning = stillRunning
+    }
+}
+
+/// What the scheduler said to a refresh request, and, when asked to wait, how the fix ended
+/// (`nil` result: the wait ended first).
+struct RefreshAnswer: Sendable {
+    var outcome: Scheduler.RefreshOutcome
+    var result: Result<LocationResult, FixError>?
+
+    static func obtain(scheduler: Scheduler, origin: String, wait: Duration?) async -> RefreshAnswer {
+        guard let wait else {
+            return RefreshAnswer(outcome: await scheduler.requestRefresh(origin: origin), result: nil)
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Result<LocationResult, FixError>.self)
+        let outcome = await scheduler.requestRefresh(origin: origin) { result in
+            continuation.yield(result)
+            continuation.finish()
+        }
+        if case .refused = outcome { return RefreshAnswer(outcome: outcome, result: nil) }
+        let result = await withTaskGroup(of: Result<LocationResult, FixError>?.self) { group in
+            group.addTask {
+                for await result in stream { return result }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: wait)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            continuation.finish()
+            return first
+        }
+        return RefreshAnswer(outcome: outcome, result: result)
+    }
+}

@@ -1,0 +1,8 @@
+import CoreMetrics
+
+/// Metrics recorded at scrape time.
+enum MetricsPublisher {
+    static func recordCacheAge(_ age: Duration) {
+        Gauge(label: "geoattrd_cache_age_seconds").record(Double(age.components.seconds))
+    }
+}

@@ -1,0 +1,71 @@
+import GeoAttrCore
+import GeoAttrModel
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// `GET /v1/watch`: Server-Sent Events. The current attributes at once, then one event per
+/// change of what this client may see, and a heartbeat comment every 30 s. Ends cleanly (the
+/// chunked body is terminated) at graceful shutdown; cancelled when the client goes away.
+final class WatchStream: Sendable {
+    private let task: Task<Void, Never>
+    private let finishing: AsyncStream<Void>.Continuation
+
+    init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration) {
+        let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
+        self.finishing = finishing
+        task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var lastSent: [UInt8]?
+                    for await served in store.updates() {
+                        guard let served else { continue }
+                        let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.status.powerState)
+                        // Only what this client can see counts as a change.
+                        let filtered = AttributeRenderer.encode(view.attributes)
+                        if filtered == lastSent { continue }
+                        lastSent = filtered
+                        var event = "id: \(served.result.generation)\nevent: attributes\ndata: "
+                        event += String(decoding: AttributeRenderer.json(view), as: UTF8.self)
+                        event += "\n\n"
+                        Self.write(event, to: channel)
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        do {
+                            try await Task.sleep(for: heartbeat)
+                        } catch {
+                            return
+                        }
+                        Self.write(": heartbeat\n\n", to: channel)
+                    }
+                }
+                group.addTask {
+                    for await _ in finishStream { return }
+                }
+                // The first task to end (shutdown, store finished, heartbeat cancelled) ends all.
+                await group.next()
+                group.cancelAll()
+            }
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    private static func write(_ text: String, to channel: any Channel) {
+        var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+        buffer.writeString(text)
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+    }
+
+    /// Ends the stream cleanly.
+    func finish() {
+        finishing.yield()
+        finishing.finish()
+    }
+
+    /// The client went away.
+    func cancel() {
+        task.cancel()
+    }
+}
