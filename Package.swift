@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "geoattrd", targets: ["geoattrd"]),
         .executable(name: "geoattrctl", targets: ["geoattrctl"]),
         .library(name: "GeoAttrModel", targets: ["GeoAttrModel"]),
+        .library(name: "GeoAttrClient", targets: ["GeoAttrClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -77,6 +78,16 @@ let package = Package(
                 .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
             ]
         ),
+        // The client library for Swift processes: attributes(), watch(), over the socket.
+        .target(
+            name: "GeoAttrClient",
+            dependencies: [
+                "GeoAttrModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // systemd integration: journald-friendly logging (notify and socket activation: #6).
         .target(
             name: "GeoAttrSystemd",
@@ -102,6 +113,7 @@ let package = Package(
         .executableTarget(
             name: "geoattrctl",
             dependencies: [
+                "GeoAttrClient",
                 "GeoAttrCore",
                 "GeoAttrGPSD",
                 "GeoAttrModel",
@@ -133,7 +145,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrdTests",
-            dependencies: ["TestSupport"]
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel"]
+        ),
+        .testTarget(
+            name: "GeoAttrServerTests",
+            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel"]
         ),
     ],
     swiftLanguageModes: [.v6]

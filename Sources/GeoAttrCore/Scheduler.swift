@@ -23,7 +23,7 @@ public actor Scheduler: Service {
     public typealias Completion = @Sendable (Result<LocationResult, FixError>) -> Void
 
     private enum Event: Sendable {
-        case power(PowerState, origin: String)
+        case power(PowerState, origin: String, applied: (@Sendable () -> Void)?)
         case refresh(origin: String, reply: @Sendable (RefreshOutcome) -> Void, completion: Completion?)
         case reconfigure(ScheduleConfiguration, fixSource: (any FixSource)?)
         case attemptEnded(id: Int, Result<Fix, FixError>)
@@ -118,7 +118,14 @@ public actor Scheduler: Service {
 
     /// The device went to the foreground or the background (state file or signal).
     public nonisolated func setPowerState(_ state: PowerState, origin: String) {
-        events.yield(.power(state, origin: origin))
+        events.yield(.power(state, origin: origin, applied: nil))
+    }
+
+    /// Like `setPowerState`, returning once the change is in effect (for `PUT /v1/state`).
+    public nonisolated func applyPowerState(_ state: PowerState, origin: String) async {
+        await withCheckedContinuation { continuation in
+            events.yield(.power(state, origin: origin, applied: { continuation.resume() }))
+        }
     }
 
     /// A forced refresh (`SIGUSR1`, `POST /v1/refresh`). `completion`, when given, is called
@@ -167,8 +174,9 @@ public actor Scheduler: Service {
 
     private func handle(_ event: Event) {
         switch event {
-        case .power(let state, let origin):
+        case .power(let state, let origin, let applied):
             changePower(to: state, origin: origin)
+            applied?()
         case .refresh(let origin, let reply, let completion):
             refresh(origin: origin, reply: reply, completion: completion)
         case .reconfigure(let configuration, let fixSource):

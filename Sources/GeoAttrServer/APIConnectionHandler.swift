@@ -65,7 +65,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
 
     func handlerAdded(context channelContext: ChannelHandlerContext) {
         readPeerCredentials(channelContext)
-        armIdleTimer(channelContext)
+        // A new connection must send its first request head in time, like any later one.
+        armHeadTimer(channelContext)
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
@@ -165,8 +166,10 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         headTimer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(self.context.limits.headTimeout.nanosecondsValue)) {
             let (handler, channelContext) = loopBound.value
             handler.headTimer = nil
-            handler.fail(channelContext, status: .requestTimeout, code: .requestTimeout,
-                         message: "the request head did not arrive in time", endpoint: "invalid")
+            // No complete request exists to answer (the HTTP pipeline would refuse a response
+            // without one): the connection is simply closed.
+            handler.context.metrics.request(endpoint: "invalid", status: 408)
+            channelContext.close(promise: nil)
         }
     }
 
@@ -291,8 +294,13 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         guard let state = PowerState(stateFileContent: String(decoding: body, as: UTF8.self)) else {
             return error(channelContext, .badRequest, .badRequest, "the body must be foreground or background", "state")
         }
-        self.context.scheduler.setPowerState(state, origin: "socket uid \(peer.uid)")
-        respondJSON(channelContext, ["state": state.rawValue], status: .ok, endpoint: "state")
+        let scheduler = self.context.scheduler
+        let origin = "socket uid \(peer.uid)"
+        let promise = channelContext.eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask { await scheduler.applyPowerState(state, origin: origin) }
+        promise.futureResult.assumeIsolated().whenSuccess {
+            self.respondJSON(channelContext, ["state": state.rawValue], status: .ok, endpoint: "state")
+        }
     }
 
     private func metrics(_ channelContext: ChannelHandlerContext) {

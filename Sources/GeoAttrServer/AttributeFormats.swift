@@ -20,27 +20,6 @@ public enum AttributeFormat: String, Sendable, CaseIterable {
 
 /// Renders an `AttributeView` in each format.
 public enum AttributeRenderer {
-    /// The JSON document of `/v1/attributes` and of each watch event.
-    struct Document: Encodable {
-        var attributes: [String: AttributeValue]
-        var fixTime: String
-        var updatedAt: String
-        var ageS: Int64
-        var stale: Bool
-        var state: String
-        var source: String
-        var generation: UInt64
-        var precision: String
-        var errorM: Double?
-        var indexVersion: String?
-
-        enum CodingKeys: String, CodingKey {
-            case attributes, stale, state, source, generation, precision
-            case fixTime = "fix_time", updatedAt = "updated_at", ageS = "age_s", errorM = "error_m"
-            case indexVersion = "index_version"
-        }
-    }
-
     public static func render(_ view: AttributeView, as format: AttributeFormat) -> [UInt8] {
         switch format {
         case .json: json(view)
@@ -53,7 +32,7 @@ public enum AttributeRenderer {
     public static func json(_ view: AttributeView) -> [UInt8] {
         let result = view.served.result
         let exact = view.grant.level == .exact
-        let document = Document(
+        let document = AttributesDocument(
             attributes: view.attributes,
             fixTime: result.fix.time.iso8601,
             updatedAt: result.updatedAt.iso8601,

@@ -17,14 +17,11 @@ final class WatchStream: Sendable {
         task = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    var lastSent: [UInt8]?
+                    var lastGeneration: UInt64?
                     for await served in store.updates() {
-                        guard let served else { continue }
+                        guard let served, served.result.generation != lastGeneration else { continue }
+                        lastGeneration = served.result.generation
                         let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.status.powerState)
-                        // Only what this client can see counts as a change.
-                        let filtered = AttributeRenderer.encode(view.attributes)
-                        if filtered == lastSent { continue }
-                        lastSent = filtered
                         var event = "id: \(served.result.generation)\nevent: attributes\ndata: "
                         event += String(decoding: AttributeRenderer.json(view), as: UTF8.self)
                         event += "\n\n"

@@ -8,6 +8,9 @@ enum ExitCodes {
     static let systemResources = ExitCode(71)
     static let connectionLost = ExitCode(74)
     static let noFix = ExitCode(75)
+    static let protocolError = ExitCode(76)
+    static let forbidden = ExitCode(77)
+    static let daemonUnreachable = ExitCode(69)
 
     static func code(for error: FixError) -> ExitCode {
         switch error {

@@ -9,11 +9,13 @@ struct GeoAttrCtl: AsyncParsableCommand {
             Exit codes shared by the subcommands:
               0   success
               64  invalid arguments
-              69  gpsd unreachable
-              74  connection to gpsd lost during the fix
-              75  no acceptable fix within the timeout (also: no satellite visible)
+              69  unreachable: gpsd (fix) or the daemon's socket (get, status, watch, refresh, state)
               71  the system refused a resource (thread, descriptor)
+              74  connection to gpsd lost during the fix
+              75  no location yet, no acceptable fix in time, or the refresh budget is spent
+              76  unexpected answer from the daemon
+              77  not permitted (the daemon's access rules)
             """,
-        subcommands: [FixCommand.self]
+        subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, FixCommand.self]
     )
 }

@@ -47,7 +47,8 @@ struct Daemon {
         let server = APIServer(
             listening: .path(configuration.socketPath, mode: configuration.socketMode),
             store: store, scheduler: scheduler, policy: Self.policy(for: configuration),
-            schedule: configuration.schedule, registry: registry, logger: Logger(label: "geoattrd.api"))
+            schedule: configuration.schedule, limits: configuration.limits, registry: registry,
+            logger: Logger(label: "geoattrd.api"))
         // Clients can connect once this returns: bind before the services run.
         try await server.start()
         let running = RunningConfiguration(configuration)

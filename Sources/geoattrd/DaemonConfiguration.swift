@@ -32,6 +32,7 @@ struct DaemonConfiguration: Sendable, Equatable {
     var indexPath: String?
     var socketPath = "/run/geoattrd/geoattrd.sock"
     var socketMode: UInt32 = 0o660
+    var limits = ServerLimits()
     var accessDefault = PrecisionLevel.exact
     var accessRules: [AccessPolicy.Rule] = []
     var accessMutators: [AccessPolicy.Subject] = []
@@ -66,6 +67,8 @@ struct DaemonConfiguration: Sendable, Equatable {
         settings += [
             ("index.path", indexPath ?? ""), ("socket.path", socketPath),
             ("socket.mode", "0" + String(socketMode, radix: 8)),
+            ("api.head_timeout_s", seconds(limits.headTimeout)), ("api.idle_timeout_s", seconds(limits.idleTimeout)),
+            ("api.heartbeat_s", seconds(limits.heartbeatInterval)), ("api.max_connections", "\(limits.maximumConnections)"),
             ("access.default_level", accessDefault.rawValue),
             ("access.rules", "[" + accessRules.map { rule in
                 "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
@@ -244,6 +247,16 @@ struct ConfigurationLoader: Sendable {
             throw ConfigurationError(key: "socket.mode", problem: "expected an octal file mode like 0660; got '\(modeText)'")
         }
         result.socketMode = socketMode
+        var limits = ServerLimits()
+        limits.headTimeout = try duration(config, "api.head_timeout_s", default: limits.headTimeout, minimum: 0.05)
+        limits.idleTimeout = try duration(config, "api.idle_timeout_s", default: limits.idleTimeout, minimum: 0.05)
+        limits.heartbeatInterval = try duration(config, "api.heartbeat_s", default: limits.heartbeatInterval, minimum: 0.05)
+        let maximumConnections = config.int(forKey: "api.max_connections", default: limits.maximumConnections)
+        guard (1...100_000).contains(maximumConnections) else {
+            throw ConfigurationError(key: "api.max_connections", problem: "expected 1 to 100000; got \(maximumConnections)")
+        }
+        limits.maximumConnections = maximumConnections
+        result.limits = limits
         let defaultLevel = config.string(forKey: "access.default_level", default: defaults.accessDefault.rawValue)
         guard let accessDefault = PrecisionLevel(rawValue: defaultLevel) else {
             throw ConfigurationError(key: "access.default_level", problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")

@@ -15,6 +15,7 @@ public final class DaemonProcess: Sendable {
     public var stateFile: String { directory.file("state-file") }
     public var configFile: String { directory.file("geoattrd.yaml") }
     public var cacheFile: String { "\(stateDirectory)/cache.json" }
+    public var socketPath: String { directory.file("api.sock") }
 
     /// Starts geoattrd with `--config`, `--state-dir` and `--state-file` in `directory`, plus
     /// `arguments`. `config` is written to the config file first.
@@ -34,7 +35,7 @@ public final class DaemonProcess: Sendable {
         process = try ChildProcess(
             executable: BuiltProducts.path(of: "geoattrd"),
             arguments: ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.file("state"),
-                        "--state-file", directory.file("state-file")] + arguments,
+                        "--state-file", directory.file("state-file"), "--socket", directory.file("api.sock")] + arguments,
             environment: env,
             stderrFD: log.writeFD)
         log.closeWriteEnd()

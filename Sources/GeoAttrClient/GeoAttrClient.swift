@@ -1,0 +1,222 @@
+import FoundationEssentials
+public import GeoAttrModel
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Why a request to geoattrd failed.
+public enum GeoAttrClientError: Error, Sendable, CustomStringConvertible {
+    /// The socket could not be opened (daemon not running, wrong path, no permission).
+    case unreachable(socketPath: String, reason: String)
+    /// The daemon answered with an error (`{"error": code, "message": text}`).
+    case api(status: Int, code: String, message: String)
+    /// The answer could not be read.
+    case protocolError(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let path, let reason):
+            "cannot reach geoattrd at \(path) (\(reason)): is it running, and may this user open the socket?"
+        case .api(let status, let code, let message): "geoattrd answered \(status) \(code): \(message)"
+        case .protocolError(let reason): "unreadable answer from geoattrd: \(reason)"
+        }
+    }
+}
+
+/// One HTTP answer.
+public struct ClientResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A client for geoattrd's Unix-socket API, for Swift processes that want their geo
+/// attributes. Depends on nothing of the daemon but the shared model.
+///
+/// ```swift
+/// let client = GeoAttrClient()
+/// let document = try await client.attributes()
+/// for try await update in client.watch() { ... }
+/// ```
+public struct GeoAttrClient: Sendable {
+    public static let defaultSocketPath = "/run/geoattrd/geoattrd.sock"
+
+    public let socketPath: String
+
+    public init(socketPath: String = Self.defaultSocketPath) {
+        self.socketPath = socketPath
+    }
+
+    /// The current attributes, cut to this process's precision level.
+    public func attributes() async throws(GeoAttrClientError) -> AttributesDocument {
+        try decode(try await checked(request("GET", "/v1/attributes")))
+    }
+
+    /// The raw answer of `/v1/attributes?format=` (json, otel, env, prometheus), with its ETag;
+    /// `ifNoneMatch` makes an unchanged answer a 304 with no body.
+    public func attributes(format: String, ifNoneMatch: String? = nil) async throws(GeoAttrClientError) -> ClientResponse {
+        var headers: [(String, String)] = []
+        if let ifNoneMatch { headers.append(("if-none-match", ifNoneMatch)) }
+        let response = try await request("GET", "/v1/attributes?format=\(format)", headers: headers)
+        return response.status == 304 ? response : try checked(response)
+    }
+
+    public func status() async throws(GeoAttrClientError) -> ClientResponse {
+        try checked(try await request("GET", "/v1/status"))
+    }
+
+    /// Forces a fix (within the daemon's refresh budget); with `wait`, returns when it ended.
+    public func refresh(wait: Duration? = nil) async throws(GeoAttrClientError) -> ClientResponse {
+        let query = wait.map { "?wait=\(Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18)" } ?? ""
+        return try checked(try await request("POST", "/v1/refresh" + query))
+    }
+
+    public func setState(_ state: PowerState) async throws(GeoAttrClientError) -> ClientResponse {
+        try checked(try await request("PUT", "/v1/state", body: Array(state.rawValue.utf8)))
+    }
+
+    /// Every change of the attributes, starting with the current ones, until the daemon ends
+    /// the stream (shutdown) or the task is cancelled.
+    public func watch() -> AsyncThrowingStream<AttributesDocument, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do throws(GeoAttrClientError) {
+                    try await stream("/v1/watch") { event in
+                        guard let data = event.data else { return }
+                        continuation.yield(try decode(ClientResponse(status: 200, headers: [], body: Array(data.utf8))))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    // MARK: Transport
+
+    /// Sends one request on a fresh connection and reads the whole answer.
+    public func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) async throws(GeoAttrClientError) -> ClientResponse {
+        do {
+            return try await connect { inbound, outbound in
+                try await send(method, path, headers: headers, body: body, outbound)
+                var status = 0
+                var responseHeaders: [(String, String)] = []
+                var bytes: [UInt8] = []
+                for try await part in inbound {
+                    switch part {
+                    case .head(let head):
+                        status = Int(head.status.code)
+                        responseHeaders = head.headers.map { ($0.name, $0.value) }
+                    case .body(var buffer):
+                        bytes += buffer.readBytes(length: buffer.readableBytes) ?? []
+                    case .end:
+                        return ClientResponse(status: status, headers: responseHeaders, body: bytes)
+                    }
+                }
+                throw GeoAttrClientError.protocolError("connection closed before the answer ended")
+            }
+        } catch let error as GeoAttrClientError {
+            throw error
+        } catch {
+            throw classify(error)
+        }
+    }
+
+    /// A Server-Sent Events stream, event by event.
+    func stream(_ path: String, onEvent: @escaping @Sendable (ServerSentEvent) throws -> Void) async throws(GeoAttrClientError) {
+        do {
+            try await connect { inbound, outbound in
+                try await send("GET", path, headers: [("accept", "text/event-stream")], body: [], outbound)
+                var parser = ServerSentEventParser()
+                for try await part in inbound {
+                    switch part {
+                    case .head(let head):
+                        guard head.status == .ok else {
+                            throw GeoAttrClientError.api(status: Int(head.status.code), code: "watch", message: "watch refused")
+                        }
+                    case .body(var buffer):
+                        for event in parser.feed(buffer.readBytes(length: buffer.readableBytes) ?? []) {
+                            try onEvent(event)
+                        }
+                    case .end:
+                        return
+                    }
+                }
+            }
+        } catch let error as GeoAttrClientError {
+            throw error
+        } catch {
+            throw classify(error)
+        }
+    }
+
+    private func connect<Result: Sendable>(
+        _ body: @escaping @Sendable (
+            NIOAsyncChannelInboundStream<HTTPClientResponsePart>, NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+        ) async throws -> Result
+    ) async throws -> Result {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(unixDomainSocketPath: socketPath) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            try await body(inbound, outbound)
+        }
+    }
+
+    private func send(
+        _ method: String, _ path: String, headers: [(String, String)], body: [UInt8],
+        _ outbound: NIOAsyncChannelOutboundWriter<HTTPClientRequestPart>
+    ) async throws {
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path)
+        head.headers.add(name: "host", value: "geoattrd")
+        head.headers.add(name: "connection", value: "close")
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
+        if !body.isEmpty { head.headers.add(name: "content-length", value: String(body.count)) }
+        // One write for the whole request: the server may answer and close as soon as it has
+        // the head, and a separate write for the (empty) end would then fail.
+        var parts: [HTTPClientRequestPart] = [.head(head)]
+        if !body.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+        parts.append(.end(nil))
+        try await outbound.write(contentsOf: parts)
+    }
+
+    private func classify(_ error: any Error) -> GeoAttrClientError {
+        if let io = error as? IOError {
+            return .unreachable(socketPath: socketPath, reason: io.description)
+        }
+        if error is ChannelError || error is SocketAddressError {
+            return .unreachable(socketPath: socketPath, reason: "\(error)")
+        }
+        return .protocolError("\(error)")
+    }
+
+    private func checked(_ response: ClientResponse) throws(GeoAttrClientError) -> ClientResponse {
+        guard (200..<300).contains(response.status) else {
+            let body = try? JSONDecoder().decode(APIErrorBody.self, from: Data(response.body))
+            throw .api(status: response.status, code: body?.error.rawValue ?? "http_\(response.status)", message: body?.message ?? response.text)
+        }
+        return response
+    }
+
+    private func decode(_ response: ClientResponse) throws(GeoAttrClientError) -> AttributesDocument {
+        do {
+            return try JSONDecoder().decode(AttributesDocument.self, from: Data(response.body))
+        } catch {
+            throw .protocolError("not an attributes document: \(error)")
+        }
+    }
+}

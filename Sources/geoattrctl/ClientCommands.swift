@@ -1,0 +1,145 @@
+import ArgumentParser
+import FoundationEssentials
+import GeoAttrClient
+import GeoAttrModel
+
+/// `--socket`, shared by the commands that talk to the daemon.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "geoattrd's API socket.")
+    var socket: String = GeoAttrClient.defaultSocketPath
+
+    var client: GeoAttrClient { GeoAttrClient(socketPath: socket) }
+}
+
+/// Maps client errors to the documented exit codes, with one line on stderr.
+enum ClientFailure {
+    static func exit(_ error: GeoAttrClientError) -> ExitCode {
+        StandardStreams.err(error.description)
+        switch error {
+        case .unreachable: return ExitCodes.daemonUnreachable
+        case .api(let status, _, _):
+            switch status {
+            case 403: return ExitCodes.forbidden
+            case 429, 503: return ExitCodes.noFix
+            default: return ExitCodes.protocolError
+            }
+        case .protocolError: return ExitCodes.protocolError
+        }
+    }
+}
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Print the current geo attributes.",
+        discussion: """
+            Formats: json (the API's document), otel (OTEL_RESOURCE_ATTRIBUTES syntax), env
+            (GEO_*="..." lines for a shell or systemd EnvironmentFile=), prometheus (an info metric).
+            Exit codes: 0 printed; 69 daemon unreachable; 75 no location yet; 77 not permitted;
+            76 unexpected answer.
+            """)
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(help: "json, otel, env or prometheus.")
+    var format: String = "json"
+
+    func validate() throws {
+        guard ["json", "otel", "env", "prometheus"].contains(format) else {
+            throw ValidationError("--format must be json, otel, env or prometheus")
+        }
+    }
+
+    func run() async throws {
+        do {
+            let response = try await options.client.attributes(format: format)
+            StandardStreams.writeRaw(response.body)
+        } catch {
+            throw ClientFailure.exit(error)
+        }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Print the daemon's status as JSON (state, last attempt, next fix, budget, gpsd, index).")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        do {
+            StandardStreams.out(try await options.client.status().text)
+        } catch {
+            throw ClientFailure.exit(error)
+        }
+    }
+}
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print the attributes as one JSON line now and one per change, until the daemon stops.")
+
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do {
+            for try await document in options.client.watch() {
+                StandardStreams.out(String(decoding: try encoder.encode(document), as: UTF8.self))
+            }
+        } catch let error as GeoAttrClientError {
+            throw ClientFailure.exit(error)
+        }
+    }
+}
+
+struct RefreshCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Force a fix now (like SIGUSR1), within the refresh budget.",
+        discussion: "Exit codes: 0 started, joined or (with --wait) done; 75 budget spent or the fix failed; 77 not permitted; 69 daemon unreachable.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(help: "Wait up to this many seconds for the fix, and print the new attributes.")
+    var wait: Double?
+
+    func validate() throws {
+        if let wait, !(wait >= 0 && wait <= 120) { throw ValidationError("--wait must be 0 to 120 seconds") }
+    }
+
+    func run() async throws {
+        do {
+            let response = try await options.client.refresh(wait: wait.map { .milliseconds(Int64($0 * 1000)) })
+            StandardStreams.out(response.text)
+        } catch {
+            throw ClientFailure.exit(error)
+        }
+    }
+}
+
+struct StateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state", abstract: "Put the daemon in the foreground or the background (like the state file).")
+
+    @OptionGroup var options: ClientOptions
+
+    @Argument(help: "foreground or background")
+    var state: String
+
+    func validate() throws {
+        guard PowerState(rawValue: state) != nil else { throw ValidationError("the state must be foreground or background") }
+    }
+
+    func run() async throws {
+        guard let powerState = PowerState(rawValue: state) else { throw ExitCodes.usage }
+        do {
+            StandardStreams.out(try await options.client.setState(powerState).text)
+        } catch {
+            throw ClientFailure.exit(error)
+        }
+    }
+}
+

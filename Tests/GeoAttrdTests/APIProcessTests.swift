@@ -1,0 +1,250 @@
+import Foundation
+import GeoAttrClient
+import GeoAttrModel
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket API of the real daemon, over its real socket: the client library, curl-like raw
+/// requests, clients running as other uids (through setpriv), and clients that misbehave.
+@Suite("geoattrd socket API")
+struct APIProcessTests {
+    static let staticConfig = "gpsd:\n  enabled: false\nstatic:\n  latitude: 47.3769\n  longitude: 8.5417\n  error_m: 25\n"
+
+    func start(_ extra: String = "", static useStatic: Bool = true) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(config: (useStatic ? Self.staticConfig : "") + extra)
+        // Serving, and past the point where SIGTERM is a graceful shutdown.
+        _ = try #require(await daemon.waitForLog("scheduler started"), "daemon log: \(daemon.log.text)")
+        return daemon
+    }
+
+    func attributesAvailable(_ client: GeoAttrClient) async -> Bool {
+        for _ in 0..<500 {
+            if (try? await client.attributes()) != nil { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    @Test("every endpoint and format answers as documented")
+    func endpointsAndFormats() async throws {
+        let daemon = try await start()
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        let document = try await client.attributes()
+        #expect(document.attributes["geo.location.lat"] == .double(47.3769))
+        #expect(document.source == "static")
+        #expect(document.precision == "exact")
+        #expect(document.errorM == 25)
+        #expect(!document.stale)
+
+        let otel = try await client.attributes(format: "otel")
+        #expect(otel.text == "geo.location.lat=47.3769,geo.location.lon=8.5417\n")
+        let env = try await client.attributes(format: "env")
+        #expect(env.text == "GEO_LOCATION_LAT=\"47.3769\"\nGEO_LOCATION_LON=\"8.5417\"\n")
+        let prometheus = try await client.attributes(format: "prometheus")
+        #expect(prometheus.text.contains("geoattrd_location_info{geo_location_lat=\"47.3769\",geo_location_lon=\"8.5417\"} 1"))
+
+        let etag = try #require(otel.header("etag"))
+        let unchanged = try await client.attributes(format: "json", ifNoneMatch: etag)
+        #expect(unchanged.status == 304)
+        #expect(unchanged.body.isEmpty)
+
+        let status = try await client.status().text
+        #expect(status.contains("\"state\":\"foreground\""))
+        _ = try await client.setState(.background)
+        #expect(try await client.status().text.contains("\"state\":\"background\""))
+
+        let notFound = try await client.request("GET", "/v2/nothing")
+        #expect(notFound.status == 404)
+        #expect(notFound.text.contains("\"error\":\"not_found\""))
+        let wrongMethod = try await client.request("DELETE", "/v1/attributes")
+        #expect(wrongMethod.status == 405)
+        let badFormat = try await client.request("GET", "/v1/attributes?format=xml")
+        #expect(badFormat.status == 400)
+        let metrics = try await client.request("GET", "/metrics")
+        #expect(metrics.text.contains("geoattrd_requests_total"))
+        #expect(await daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file outlived the daemon")
+    }
+
+    @Test("the socket is created with the configured mode")
+    func socketMode() async throws {
+        let daemon = try await start("socket:\n  mode: \"0600\"\n")
+        var info = stat()
+        #expect(stat(daemon.socketPath, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("before any location: 503 no_location")
+    func noLocationYet() async throws {
+        let port = try Loopback.freePort()
+        let daemon = try await start("gpsd:\n  endpoint: \"127.0.0.1:\(port)\"\n", static: false)
+        let response = try await GeoAttrClient(socketPath: daemon.socketPath).request("GET", "/v1/attributes")
+        #expect(response.status == 503)
+        #expect(response.text.contains("\"error\":\"no_location\""))
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("POST /v1/refresh?wait returns the new attributes; a spent budget is 429 with Retry-After")
+    func refreshWaitAndBudget() async throws {
+        let daemon = try await start("refresh:\n  burst: 1\n  interval_s: 600\n")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        let before = try await client.attributes().generation
+        let refreshed = try await client.refresh(wait: .seconds(5))
+        #expect(refreshed.status == 200)
+        #expect(refreshed.text.contains("\"geo.location.lat\":47.3769"))
+        #expect(try await client.attributes().generation > before)
+        let refused = try await client.request("POST", "/v1/refresh")
+        #expect(refused.status == 429)
+        #expect(Int(refused.header("retry-after") ?? "") ?? 0 > 500)
+        #expect(refused.text.contains("refresh_budget_spent"))
+        #expect(await daemon.stop() == 0)
+    }
+
+    /// Runs the built geoattrctl as another uid and gid (no such user needs to exist).
+    func geoattrctl(as id: Int, _ arguments: [String]) async throws -> CommandResult {
+        try await CommandResult.run(
+            "setpriv", ["--reuid=\(id)", "--regid=\(id)", "--clear-groups", BuiltProducts.path(of: "geoattrctl")] + arguments)
+    }
+
+    @Test("clients see what their uid or gid is entitled to, through every endpoint and format")
+    func precisionByPeerCredentials() async throws {
+        let daemon = try await start("""
+            socket:
+              mode: "0666"
+            access:
+              default_level: none
+              rules: ["uid:4242=country", "gid:4343=locality/2"]
+              mutate: ["uid:4343"]
+
+            """)
+        chmod(daemon.directory.path, 0o755)
+        let socket = ["--socket", daemon.socketPath]
+        #expect(await attributesAvailable(GeoAttrClient(socketPath: daemon.socketPath)))
+
+        let country = try await geoattrctl(as: 4242, ["get"] + socket)
+        #expect(country.status == 0, "stderr: \(country.stderr)")
+        #expect(country.stdout.contains("\"precision\":\"country\""))
+        for format in ["json", "otel", "env", "prometheus"] {
+            let output = try await geoattrctl(as: 4242, ["get", "--format", format] + socket).stdout
+            #expect(!output.contains("47.3") && !output.contains("8.54") && !output.contains("error_m"), "\(format): \(output)")
+        }
+        let countryRefresh = try await geoattrctl(as: 4242, ["refresh"] + socket)
+        #expect(countryRefresh.status == 77)
+
+        let locality = try await geoattrctl(as: 4343, ["get"] + socket)
+        #expect(locality.stdout.contains("\"geo.location.lat\":47.38"))
+        #expect(!locality.stdout.contains("47.3769"))
+        #expect(try await geoattrctl(as: 4343, ["refresh"] + socket).status == 0)
+
+        let stranger = try await geoattrctl(as: 4444, ["get"] + socket)
+        #expect(stranger.status == 77)
+        #expect(stranger.stderr.contains("403"))
+        #expect(try await geoattrctl(as: 0, ["get"] + socket).stdout.contains("47.3769"))
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("oversized, malformed, slow and silent clients get their error and are closed")
+    func misbehavingClients() async throws {
+        let daemon = try await start("api:\n  head_timeout_s: 0.5\n")
+        let path = daemon.socketPath
+
+        let huge = try RawUnixConnection(path: path)
+        huge.send("GET /v1/attributes HTTP/1.1\r\nhost: x\r\nx-padding: \(String(repeating: "a", count: 9000))\r\n\r\n")
+        let hugeAnswer = huge.read()
+        #expect(hugeAnswer.text.hasPrefix("HTTP/1.1 431"))
+        #expect(hugeAnswer.closed)
+
+        let megabyte = try RawUnixConnection(path: path)
+        megabyte.send("GET /v1/attributes HTTP/1.1\r\n")
+        for _ in 0..<1024 where megabyte.send("x-h: \(String(repeating: "b", count: 1000))\r\n") {}
+        #expect(megabyte.read().text.hasPrefix("HTTP/1.1 431"))
+
+        let body = try RawUnixConnection(path: path)
+        body.send("PUT /v1/state HTTP/1.1\r\nhost: x\r\ncontent-length: 2000\r\n\r\n" + String(repeating: "z", count: 2000))
+        #expect(body.read().text.hasPrefix("HTTP/1.1 413"))
+
+        let garbage = try RawUnixConnection(path: path)
+        garbage.send("\u{01}\u{02}NOT HTTP AT ALL\r\n\r\n")
+        let garbageAnswer = garbage.read()
+        #expect(garbageAnswer.text.hasPrefix("HTTP/1.1 400"))
+        #expect(garbageAnswer.closed)
+
+        // One byte at a time, never finishing the head in time: disconnected.
+        let slow = try RawUnixConnection(path: path)
+        var slowClosed = false
+        for byte in "GET /v1/attributes HTTP/1.1\r\n".utf8 {
+            if !slow.send([byte]) { slowClosed = true; break }
+            if slow.read(timeout: .milliseconds(100)).closed { slowClosed = true; break }
+        }
+        #expect(slowClosed)
+
+        let silent = try RawUnixConnection(path: path)
+        #expect(silent.read(timeout: .seconds(5)).closed)
+
+        // None of that disturbed anyone else.
+        let client = GeoAttrClient(socketPath: path)
+        #expect(await attributesAvailable(client))
+        #expect(daemon.process.isRunning)
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("connections beyond the limit get a clean 503; the others keep being served")
+    func connectionLimit() async throws {
+        let daemon = try await start("api:\n  max_connections: 4\n")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        var held: [RawUnixConnection] = []
+        for _ in 0..<4 { held.append(try RawUnixConnection(path: daemon.socketPath)) }
+        let excess = try RawUnixConnection(path: daemon.socketPath)
+        let answer = excess.read()
+        #expect(answer.text.hasPrefix("HTTP/1.1 503"))
+        #expect(answer.text.contains("too_many_connections"))
+        held[0].send("GET /v1/attributes HTTP/1.1\r\nhost: x\r\n\r\n")
+        #expect(held[0].read(until: "47.3769").text.hasPrefix("HTTP/1.1 200"))
+        held.removeAll()
+        #expect(await attributesAvailable(client))
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("watch: the current attributes at once, then each change; clients that vanish are cleaned up; SIGTERM ends the stream")
+    func watchStream() async throws {
+        let daemon = try await start("api:\n  heartbeat_s: 0.2\n")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        for _ in 0..<20 {
+            let vanishing = try RawUnixConnection(path: daemon.socketPath)
+            vanishing.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
+            #expect(vanishing.read(until: "event: attributes").text.contains("text/event-stream"))
+        }
+        let raw = try RawUnixConnection(path: daemon.socketPath)
+        raw.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
+        #expect(raw.read(until: ": heartbeat").text.contains(": heartbeat"))
+
+        var updates = client.watch().makeAsyncIterator()
+        let first = try #require(try await updates.next())
+        _ = try await client.refresh(wait: .seconds(5))
+        let second = try #require(try await updates.next())
+        #expect(second.generation > first.generation)
+        // The vanished watchers are gone: the raw one, the client's watch and this request remain.
+        var connected = ""
+        for _ in 0..<200 {
+            connected = try await client.request("GET", "/metrics").text
+            if connected.contains("geoattrd_connected_clients 3.0") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(connected.contains("geoattrd_connected_clients 3.0"), "\(connected)")
+        let started = ContinuousClock.now
+        daemon.signal(SIGTERM)
+        #expect(try await updates.next() == nil, "the watch did not end cleanly at shutdown")
+        #expect(await daemon.process.waitAsync(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(raw.read(timeout: .seconds(5)).closed)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain blocking Unix-socket connection, for clients that misbehave on purpose (malformed,
+/// oversized, slow, vanishing) where an HTTP client library would refuse to.
+public final class RawUnixConnection {
+    public let fd: Int32
+
+    public init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ChildProcess.SpawnError(description: "socket failed") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw ChildProcess.SpawnError(description: "connect to \(path) failed: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Sends everything; `false` if the peer closed.
+    @discardableResult
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    /// Reads until the peer closes, `until` appears, or `timeout` passes.
+    public func read(until marker: String? = nil, timeout: Duration = .seconds(10)) -> (text: String, closed: Bool) {
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let remaining = deadline - ContinuousClock.now
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let millis = Int32(max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            guard poll(&pfd, 1, millis) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return (String(decoding: received, as: UTF8.self), true) }
+            received += buffer[0..<n]
+            if let marker, String(decoding: received, as: UTF8.self).contains(marker) {
+                return (String(decoding: received, as: UTF8.self), false)
+            }
+        }
+        return (String(decoding: received, as: UTF8.self), false)
+    }
+
+    deinit {
+        close(fd)
+    }
+}
