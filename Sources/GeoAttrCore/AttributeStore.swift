@@ -36,6 +36,7 @@ public final class AttributeStore: Sendable {
 
     public var served: ServedResult? { state.withLock { $0.served } }
     public var status: DaemonStatus { state.withLock { $0.status } }
+    public var powerState: PowerState { state.withLock { $0.status.powerState } }
 
     /// Replaces the served result in one step and notifies the subscribers.
     public func publish(_ served: ServedResult) {

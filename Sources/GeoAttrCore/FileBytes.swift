@@ -37,9 +37,9 @@ package enum FileBytes {
 
     /// Replaces `path` so that a crash at any point leaves the old or the new complete file:
     /// a temporary file beside it, fsync, rename, fsync of the directory.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String) throws(WriteError) {
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, mode: UInt32 = 0o600) throws(WriteError) {
         let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode))
         guard fd >= 0 else { throw WriteError(reason: "creating \(temporary): \(errorText())") }
         var offset = 0
         while offset < bytes.count {

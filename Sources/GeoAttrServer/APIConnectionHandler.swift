@@ -234,10 +234,16 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         if let match = requestHead.headers.first(name: "if-none-match"), match == etag || match == "*" {
             return respond(channelContext, status: .notModified, body: [], contentType: nil, etag: etag, endpoint: "attributes")
         }
-        let view = AttributeView(
-            served: served, grant: grant, ttl: self.context.schedule.withLock { $0.ttl },
-            state: self.context.store.status.powerState)
-        let bytes = AttributeRenderer.render(view, as: format)
+        let ttl = self.context.schedule.withLock { $0.ttl }
+        let state = self.context.store.powerState
+        let age = served.age()
+        let key = ResponseCache.Key(
+            generation: served.result.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
+            ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
+        let grant = grant
+        let bytes = self.context.responses.body(for: key) {
+            AttributeRenderer.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state), as: format)
+        }
         respond(channelContext, status: .ok, body: requestHead.method == .HEAD ? [] : bytes, contentType: format.contentType,
                 etag: etag, endpoint: "attributes", contentLength: bytes.count)
     }

@@ -60,7 +60,7 @@ public final class APIServer: Service, Sendable {
         context = ServerContext(
             store: store, scheduler: scheduler, policy: policy, schedule: schedule, limits: limits,
             registry: registry, logger: logger)
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
     }
 
     /// Applies a reloaded access policy and schedule (for staleness) to new requests.
@@ -135,6 +135,7 @@ final class ServerContext: Sendable {
     let logger: Logger
     let connections = ConnectionRegistry()
     let metrics = ServerMetrics()
+    let responses = ResponseCache()
 
     init(
         store: AttributeStore, scheduler: Scheduler, policy: AccessPolicy, schedule: ScheduleConfiguration,

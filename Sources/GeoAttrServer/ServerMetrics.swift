@@ -1,11 +1,27 @@
 import CoreMetrics
+import Synchronization
 
 /// The API's metrics, through the swift-metrics API (the executable bootstraps Prometheus).
 /// None of them carries location data, so `/metrics` is safe for every precision level.
-struct ServerMetrics: Sendable {
+final class ServerMetrics: Sendable {
     let connectedClients = Gauge(label: "geoattrd_connected_clients")
+    /// Counters by endpoint and status, made once: a lookup is far cheaper than a factory call
+    /// on every request.
+    private let requests = Mutex<[RequestKey: Counter]>([:])
+
+    private struct RequestKey: Hashable {
+        var endpoint: String
+        var status: Int
+    }
 
     func request(endpoint: String, status: Int) {
-        Counter(label: "geoattrd_requests_total", dimensions: [("endpoint", endpoint), ("status", String(status))]).increment()
+        let key = RequestKey(endpoint: endpoint, status: status)
+        let counter = requests.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(label: "geoattrd_requests_total", dimensions: [("endpoint", endpoint), ("status", String(status))])
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
     }
 }

@@ -78,10 +78,15 @@ struct Daemon {
         ) { state in
             scheduler.setPowerState(state, origin: "state file")
         }
+        let outputs = FileOutputs(
+            envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
+            grant: configuration.outputGrant, ttl: configuration.schedule.ttl, store: store,
+            logger: Logger(label: "geoattrd.outputs"))
         var groupConfiguration = ServiceGroupConfiguration(
             services: [
                 .init(service: scheduler),
                 .init(service: server),
+                .init(service: outputs),
                 .init(service: stateWatcher),
                 .init(service: signals),
             ],

@@ -33,6 +33,9 @@ struct DaemonConfiguration: Sendable, Equatable {
     var socketPath = "/run/geoattrd/geoattrd.sock"
     var socketMode: UInt32 = 0o660
     var limits = ServerLimits()
+    var envOutput: String?
+    var prometheusOutput: String?
+    var outputGrant = Grant(level: .exact)
     var accessDefault = PrecisionLevel.exact
     var accessRules: [AccessPolicy.Rule] = []
     var accessMutators: [AccessPolicy.Subject] = []
@@ -69,6 +72,8 @@ struct DaemonConfiguration: Sendable, Equatable {
             ("socket.mode", "0" + String(socketMode, radix: 8)),
             ("api.head_timeout_s", seconds(limits.headTimeout)), ("api.idle_timeout_s", seconds(limits.idleTimeout)),
             ("api.heartbeat_s", seconds(limits.heartbeatInterval)), ("api.max_connections", "\(limits.maximumConnections)"),
+            ("outputs.env_file", envOutput ?? ""), ("outputs.prometheus_file", prometheusOutput ?? ""),
+            ("outputs.level", outputGrant.level.rawValue),
             ("access.default_level", accessDefault.rawValue),
             ("access.rules", "[" + accessRules.map { rule in
                 "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
@@ -257,6 +262,21 @@ struct ConfigurationLoader: Sendable {
         }
         limits.maximumConnections = maximumConnections
         result.limits = limits
+        if let path = config.string(forKey: "outputs.env_file"), !path.isEmpty {
+            result.envOutput = try self.path(config, "outputs.env_file", default: path)
+        }
+        if let path = config.string(forKey: "outputs.prometheus_file"), !path.isEmpty {
+            result.prometheusOutput = try self.path(config, "outputs.prometheus_file", default: path)
+        }
+        let outputLevel = config.string(forKey: "outputs.level", default: "exact")
+        guard let outputPrecision = PrecisionLevel(rawValue: outputLevel) else {
+            throw ConfigurationError(key: "outputs.level", problem: "expected exact, postal, locality, region, country or none; got '\(outputLevel)'")
+        }
+        let outputDecimals = config.int(forKey: "outputs.decimals")
+        if let outputDecimals, !(0...9).contains(outputDecimals) {
+            throw ConfigurationError(key: "outputs.decimals", problem: "expected 0 to 9; got \(outputDecimals)")
+        }
+        result.outputGrant = Grant(level: outputPrecision, coordinateDecimals: outputDecimals)
         let defaultLevel = config.string(forKey: "access.default_level", default: defaults.accessDefault.rawValue)
         guard let accessDefault = PrecisionLevel(rawValue: defaultLevel) else {
             throw ConfigurationError(key: "access.default_level", problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")

@@ -188,7 +188,8 @@ struct GPSDFixSourceTests {
             return
         }
         #expect(endpoint == "127.0.0.1:\(port)")
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // Not the 30 s timeout: a refused connection fails at once (loose bound for loaded CI).
+        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     @Test("gpsd killed mid-fix: connection lost, no hang")
@@ -230,7 +231,7 @@ struct GPSDFixSourceTests {
                 return
             }
             #expect(reports > 0)
-            #expect(elapsed >= .seconds(3) && elapsed < .seconds(6))
+            #expect(elapsed >= .seconds(3) && elapsed < .seconds(15))
         }
     }
 

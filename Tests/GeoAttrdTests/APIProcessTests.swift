@@ -248,3 +248,32 @@ struct APIProcessTests {
         #expect(raw.read(timeout: .seconds(5)).closed)
     }
 }
+
+@Suite("geoattrd file outputs")
+struct FileOutputTests {
+    @Test("the env and textfile outputs are rewritten on every change, at their configured precision")
+    func outputsFollowChanges() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let daemon = try DaemonProcess(
+            config: APIProcessTests.staticConfig + """
+                outputs:
+                  env_file: \(directory.file("geo.env"))
+                  prometheus_file: \(directory.file("geo.prom"))
+                  level: region
+                  decimals: 1
+
+                """)
+        _ = try #require(await daemon.waitForLog("scheduler started"))
+        var env = ""
+        for _ in 0..<500 {
+            env = (try? String(contentsOfFile: directory.file("geo.env"), encoding: .utf8)) ?? ""
+            if !env.isEmpty { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(env == "OTEL_RESOURCE_ATTRIBUTES=\"geo.location.lat=47.4,geo.location.lon=8.5\"\n")
+        let prom = try String(contentsOfFile: directory.file("geo.prom"), encoding: .utf8)
+        #expect(prom.contains("geoattrd_location_info{geo_location_lat=\"47.4\",geo_location_lon=\"8.5\"} 1"))
+        #expect(!prom.contains("47.3769"))
+        #expect(await daemon.stop() == 0)
+    }
+}

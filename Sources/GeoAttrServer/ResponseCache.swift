@@ -1,0 +1,31 @@
+import GeoAttrCore
+import GeoAttrModel
+import Synchronization
+
+/// Rendered attribute bodies, reused while nothing a client could see has changed: the served
+/// result (its generation), the client's grant, the format, the age in whole seconds and the
+/// state. Sidecars poll for every batch they export; rendering JSON each time would dominate.
+final class ResponseCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var generation: UInt64
+        var level: PrecisionLevel
+        var decimals: Int?
+        var format: AttributeFormat
+        var ageSeconds: Int64
+        var stale: Bool
+        var state: PowerState
+    }
+
+    private let entries = Mutex<[Key: [UInt8]]>([:])
+    private static let capacity = 64
+
+    func body(for key: Key, render: () -> [UInt8]) -> [UInt8] {
+        if let cached = entries.withLock({ $0[key] }) { return cached }
+        let rendered = render()
+        entries.withLock { entries in
+            if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
+            entries[key] = rendered
+        }
+        return rendered
+    }
+}
