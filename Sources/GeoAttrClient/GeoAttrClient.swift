@@ -48,9 +48,12 @@ public struct GeoAttrClient: Sendable {
     public static let defaultSocketPath = "/run/geoattrd/geoattrd.sock"
 
     public let socketPath: String
+    /// How long a request (not a watch) may take, connection included.
+    public let timeout: Duration
 
-    public init(socketPath: String = Self.defaultSocketPath) {
+    public init(socketPath: String = Self.defaultSocketPath, timeout: Duration = .seconds(30)) {
         self.socketPath = socketPath
+        self.timeout = timeout
     }
 
     /// The current attributes, cut to this process's precision level.
@@ -105,6 +108,29 @@ public struct GeoAttrClient: Sendable {
     /// Sends one request on a fresh connection and reads the whole answer.
     public func request(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
+    ) async throws(GeoAttrClientError) -> ClientResponse {
+        let timeout = timeout
+        let result = await withTaskGroup(of: Result<ClientResponse, GeoAttrClientError>?.self) { group in
+            group.addTask {
+                do throws(GeoAttrClientError) {
+                    return .success(try await exchange(method, path, headers: headers, body: body))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return Task.isCancelled ? nil : .failure(.protocolError("no answer within \(timeout)"))
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? .failure(.protocolError("cancelled"))
+        }
+        return try result.get()
+    }
+
+    private func exchange(
+        _ method: String, _ path: String, headers: [(String, String)], body: [UInt8]
     ) async throws(GeoAttrClientError) -> ClientResponse {
         do {
             return try await connect { inbound, outbound in

@@ -17,17 +17,10 @@ enum ConnectionSetup {
     static func configure(_ channel: any Channel, context: ServerContext) throws {
         let sync = channel.pipeline.syncOperations
         guard context.connections.admit(channel, limit: context.limits.maximumConnections) else {
-            // Over the limit (or shutting down): a clean 503 and close, the others keep going.
+            // Over the limit (or shutting down): a clean 503 once the connection is active, then
+            // close; the other clients keep going.
             let shuttingDown = context.connections.isShuttingDown
-            let body = AttributeRenderer.encode(
-                APIErrorBody(
-                    error: shuttingDown ? .shuttingDown : .tooManyConnections,
-                    message: shuttingDown ? "geoattrd is shutting down" : "too many connections; retry shortly"))
-            var buffer = channel.allocator.buffer(capacity: 160 + body.count)
-            buffer.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n")
-            buffer.writeString("content-length: \(body.count)\r\n\r\n")
-            buffer.writeBytes(body)
-            channel.writeAndFlush(buffer).whenComplete { _ in channel.close(promise: nil) }
+            try sync.addHandler(RejectingHandler(shuttingDown: shuttingDown))
             context.metrics.request(endpoint: "connect", status: 503)
             return
         }
@@ -40,6 +33,32 @@ enum ConnectionSetup {
             withErrorHandling: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
         try sync.addHandler(APIConnectionHandler(context: context))
     }
+}
+
+/// Answers a connection that cannot be admitted with a 503, then closes it.
+final class RejectingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let shuttingDown: Bool
+
+    init(shuttingDown: Bool) {
+        self.shuttingDown = shuttingDown
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let body = AttributeRenderer.encode(
+            APIErrorBody(
+                error: shuttingDown ? .shuttingDown : .tooManyConnections,
+                message: shuttingDown ? "geoattrd is shutting down" : "too many connections; retry shortly"))
+        var buffer = context.channel.allocator.buffer(capacity: 160 + body.count)
+        buffer.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n")
+        buffer.writeString("content-length: \(body.count)\r\n\r\n")
+        buffer.writeBytes(body)
+        let channel = context.channel
+        context.writeAndFlush(NIOAny(buffer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }
 
 /// One client connection. Lives on its channel's event loop.

@@ -86,7 +86,8 @@ struct Daemon {
             services: [
                 .init(service: scheduler),
                 .init(service: server),
-                .init(service: outputs),
+                // Without output files it has nothing to do and returns at once: not a reason to stop.
+                .init(service: outputs, successTerminationBehavior: .ignore),
                 .init(service: stateWatcher),
                 .init(service: signals),
             ],

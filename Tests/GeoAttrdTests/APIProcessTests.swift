@@ -18,6 +18,9 @@ struct APIProcessTests {
         let daemon = try DaemonProcess(config: (useStatic ? Self.staticConfig : "") + extra)
         // Serving, and past the point where SIGTERM is a graceful shutdown.
         _ = try #require(await daemon.waitForLog("scheduler started"), "daemon log: \(daemon.log.text)")
+        if useStatic {
+            _ = try #require(await daemon.waitForLog("fix accepted"), "daemon log: \(daemon.log.text)")
+        }
         return daemon
     }
 
@@ -157,22 +160,22 @@ struct APIProcessTests {
 
         let huge = try RawUnixConnection(path: path)
         huge.send("GET /v1/attributes HTTP/1.1\r\nhost: x\r\nx-padding: \(String(repeating: "a", count: 9000))\r\n\r\n")
-        let hugeAnswer = huge.read()
+        let hugeAnswer = await huge.read()
         #expect(hugeAnswer.text.hasPrefix("HTTP/1.1 431"))
         #expect(hugeAnswer.closed)
 
         let megabyte = try RawUnixConnection(path: path)
         megabyte.send("GET /v1/attributes HTTP/1.1\r\n")
         for _ in 0..<1024 where megabyte.send("x-h: \(String(repeating: "b", count: 1000))\r\n") {}
-        #expect(megabyte.read().text.hasPrefix("HTTP/1.1 431"))
+        #expect(await megabyte.read().text.hasPrefix("HTTP/1.1 431"))
 
         let body = try RawUnixConnection(path: path)
         body.send("PUT /v1/state HTTP/1.1\r\nhost: x\r\ncontent-length: 2000\r\n\r\n" + String(repeating: "z", count: 2000))
-        #expect(body.read().text.hasPrefix("HTTP/1.1 413"))
+        #expect(await body.read().text.hasPrefix("HTTP/1.1 413"))
 
         let garbage = try RawUnixConnection(path: path)
         garbage.send("\u{01}\u{02}NOT HTTP AT ALL\r\n\r\n")
-        let garbageAnswer = garbage.read()
+        let garbageAnswer = await garbage.read()
         #expect(garbageAnswer.text.hasPrefix("HTTP/1.1 400"))
         #expect(garbageAnswer.closed)
 
@@ -181,12 +184,12 @@ struct APIProcessTests {
         var slowClosed = false
         for byte in "GET /v1/attributes HTTP/1.1\r\n".utf8 {
             if !slow.send([byte]) { slowClosed = true; break }
-            if slow.read(timeout: .milliseconds(100)).closed { slowClosed = true; break }
+            if await slow.read(timeout: .milliseconds(100)).closed { slowClosed = true; break }
         }
         #expect(slowClosed)
 
         let silent = try RawUnixConnection(path: path)
-        #expect(silent.read(timeout: .seconds(5)).closed)
+        #expect(await silent.read(timeout: .seconds(5)).closed)
 
         // None of that disturbed anyone else.
         let client = GeoAttrClient(socketPath: path)
@@ -200,14 +203,22 @@ struct APIProcessTests {
         let daemon = try await start("api:\n  max_connections: 4\n")
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         #expect(await attributesAvailable(client))
+        // Wait until the server has let go of those earlier connections: only this one is left.
+        var metrics = ""
+        for _ in 0..<500 {
+            metrics = try await client.request("GET", "/metrics").text
+            if metrics.contains("geoattrd_connected_clients 1.0") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(50))
         var held: [RawUnixConnection] = []
         for _ in 0..<4 { held.append(try RawUnixConnection(path: daemon.socketPath)) }
         let excess = try RawUnixConnection(path: daemon.socketPath)
-        let answer = excess.read()
+        let answer = await excess.read()
         #expect(answer.text.hasPrefix("HTTP/1.1 503"))
         #expect(answer.text.contains("too_many_connections"))
         held[0].send("GET /v1/attributes HTTP/1.1\r\nhost: x\r\n\r\n")
-        #expect(held[0].read(until: "47.3769").text.hasPrefix("HTTP/1.1 200"))
+        #expect(await held[0].read(until: "47.3769").text.hasPrefix("HTTP/1.1 200"))
         held.removeAll()
         #expect(await attributesAvailable(client))
         #expect(await daemon.stop() == 0)
@@ -221,11 +232,11 @@ struct APIProcessTests {
         for _ in 0..<20 {
             let vanishing = try RawUnixConnection(path: daemon.socketPath)
             vanishing.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
-            #expect(vanishing.read(until: "event: attributes").text.contains("text/event-stream"))
+            #expect(await vanishing.read(until: "event: attributes").text.contains("text/event-stream"))
         }
         let raw = try RawUnixConnection(path: daemon.socketPath)
         raw.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
-        #expect(raw.read(until: ": heartbeat").text.contains(": heartbeat"))
+        #expect(await raw.read(until: ": heartbeat").text.contains(": heartbeat"))
 
         var updates = client.watch().makeAsyncIterator()
         let first = try #require(try await updates.next())
@@ -245,7 +256,7 @@ struct APIProcessTests {
         #expect(try await updates.next() == nil, "the watch did not end cleanly at shutdown")
         #expect(await daemon.process.waitAsync(timeout: .seconds(10)) == 0)
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(raw.read(timeout: .seconds(5)).closed)
+        #expect(await raw.read(timeout: .seconds(5)).closed)
     }
 }
 
@@ -267,7 +278,7 @@ struct FileOutputTests {
         var env = ""
         for _ in 0..<500 {
             env = (try? String(contentsOfFile: directory.file("geo.env"), encoding: .utf8)) ?? ""
-            if !env.isEmpty { break }
+            if !env.isEmpty, FileManager.default.fileExists(atPath: directory.file("geo.prom")) { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(env == "OTEL_RESOURCE_ATTRIBUTES=\"geo.location.lat=47.4,geo.location.lon=8.5\"\n")

@@ -39,6 +39,11 @@ public final class ChildProcess: Sendable {
         } else {
             posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
+        // The test runner's own descriptors (pipes, sockets, other tests' connections) must not
+        // leak into the child: a leaked socket keeps a connection open after its owner closed it.
+        for fd in Self.openDescriptors() where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -56,6 +61,12 @@ public final class ChildProcess: Sendable {
             throw SpawnError(description: "could not start \(executable): \(String(cString: strerror(rc)))")
         }
         self.pid = pid
+    }
+
+    /// This process's open descriptors, from /proc/self/fd.
+    static func openDescriptors() -> [Int32] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+        return names.compactMap { Int32($0) }.filter { fcntl($0, F_GETFD) >= 0 }
     }
 
     /// The exit status once the process has ended and was reaped (128 + N for signal N).

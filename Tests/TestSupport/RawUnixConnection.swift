@@ -43,16 +43,18 @@ public final class RawUnixConnection {
         return true
     }
 
-    /// Reads until the peer closes, `until` appears, or `timeout` passes.
-    public func read(until marker: String? = nil, timeout: Duration = .seconds(10)) -> (text: String, closed: Bool) {
+    /// Reads until the peer closes, `until` appears, or `timeout` passes. Waits as a task
+    /// (never blocking a concurrency thread, which other tests' clients need).
+    public func read(until marker: String? = nil, timeout: Duration = .seconds(10)) async -> (text: String, closed: Bool) {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let remaining = deadline - ContinuousClock.now
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let millis = Int32(max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
-            guard poll(&pfd, 1, millis) > 0 else { continue }
+            guard poll(&pfd, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(2))
+                continue
+            }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received += buffer[0..<n]
