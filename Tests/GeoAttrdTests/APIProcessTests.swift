@@ -288,3 +288,31 @@ struct FileOutputTests {
         #expect(await daemon.stop() == 0)
     }
 }
+
+@Suite("geoattrctl doctor")
+struct DoctorTests {
+    @Test("finds a paused daemon and a working receiver; fails when nothing is there")
+    func doctorFindings() async throws {
+        let track = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20)).render()
+        try await GPSFake.run(nmea: track, once: false) { gpsfake in
+            let daemon = try DaemonProcess(config: APIProcessTests.staticConfig)
+            _ = try #require(await daemon.waitForLog("fix accepted"))
+            try daemon.setState("background")
+            _ = try #require(await daemon.waitForLog("to=background"))
+            let result = try await CommandResult.run(
+                BuiltProducts.path(of: "geoattrctl"), ["doctor", "--socket", daemon.socketPath, "--gpsd", gpsfake.endpoint, "--timeout", "20"])
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("[warn] state: the daemon is paused"))
+            #expect(result.stdout.contains("[ok  ] receiver: 3D fix"))
+            #expect(result.stdout.contains("[ok  ] socket"))
+            #expect(await daemon.stop() == 0)
+        }
+        let port = try Loopback.freePort()
+        let nothing = try await CommandResult.run(
+            BuiltProducts.path(of: "geoattrctl"), ["doctor", "--socket", "/nonexistent/geoattrd.sock", "--gpsd", "127.0.0.1:\(port)", "--timeout", "2"])
+        #expect(nothing.status == 1)
+        #expect(nothing.stdout.contains("[FAIL] socket"))
+        #expect(nothing.stdout.contains("[FAIL] gpsd"))
+        #expect(nothing.stdout.contains("fix: "))
+    }
+}

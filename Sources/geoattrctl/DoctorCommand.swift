@@ -1,0 +1,166 @@
+import ArgumentParser
+import FoundationEssentials
+import GeoAttrClient
+import GeoAttrCore
+import GeoAttrGPSD
+import GeoAttrModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Diagnostics for a device where attributes are missing or wrong (the Core Location
+/// diagnostics seed, for Linux). Each finding says what to do.
+struct DoctorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check gpsd, the receiver, the clock, the daemon and its socket; print each finding with its fix.",
+        discussion: "Exit codes: 0 nothing failed (warnings possible); 1 at least one check failed.")
+
+    @OptionGroup var options: ClientOptions
+
+    @Option(help: "gpsd address as HOST:PORT.")
+    var gpsd: String = GPSDEndpoint.default.description
+
+    @Option(help: "Seconds to wait for a fix from the receiver.")
+    var timeout: Double = 10
+
+    enum Level: String {
+        case ok = "ok  "
+        case warning = "warn"
+        case failure = "FAIL"
+    }
+
+    struct Finding {
+        var level: Level
+        var check: String
+        var detail: String
+        var fix: String?
+    }
+
+    func validate() throws {
+        guard GPSDEndpoint(parsing: gpsd) != nil else { throw ValidationError("--gpsd must be HOST:PORT") }
+        guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be 0 to 300 seconds") }
+    }
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        var findings: [Finding] = []
+        findings += await daemonFindings()
+        findings += await receiverFindings()
+        findings.append(clockFinding())
+        for finding in findings {
+            StandardStreams.out("[\(finding.level.rawValue)] \(finding.check): \(finding.detail)")
+            if let fix = finding.fix { StandardStreams.out("       fix: \(fix)") }
+        }
+        if findings.contains(where: { $0.level == .failure }) { throw ExitCode(1) }
+    }
+
+    private func daemonFindings() async -> [Finding] {
+        let client = GeoAttrClient(socketPath: options.socket, timeout: .seconds(5))
+        let status: String
+        do {
+            status = try await client.status().text
+        } catch {
+            switch error {
+            case .unreachable(_, let reason):
+                let permission = reason.lowercased().contains("permission")
+                return [Finding(
+                    level: .failure, check: "socket", detail: "cannot open \(options.socket) (\(reason))",
+                    fix: permission
+                        ? "add this user to the socket's group (usermod -aG geoattr $USER), then log in again"
+                        : "start the daemon: systemctl start geoattrd.socket geoattrd; or pass --socket PATH")]
+            case .api(403, _, _):
+                return [Finding(level: .failure, check: "access", detail: "the daemon refuses this user's uid", fix: "add a rule for this uid or gid to access.rules")]
+            default:
+                return [Finding(level: .failure, check: "daemon", detail: "\(error)", fix: "journalctl -u geoattrd")]
+            }
+        }
+        struct StatusView: Decodable {
+            struct Attempt: Decodable { var error: String? }
+            var state: String
+            var degraded: [String]
+            var last_attempt: Attempt?
+        }
+        let view = try? JSONDecoder().decode(StatusView.self, from: Data(status.utf8))
+        var findings = [Finding(level: .ok, check: "socket", detail: "\(options.socket) answers")]
+        if view?.state == "background" {
+            findings.append(Finding(
+                level: .warning, check: "state", detail: "the daemon is paused (background): no fixes are taken",
+                fix: "the device supervisor's state file says background; or: geoattrctl state foreground"))
+        } else {
+            findings.append(Finding(level: .ok, check: "state", detail: "foreground"))
+        }
+        for reason in view?.degraded ?? [] {
+            findings.append(Finding(
+                level: .warning, check: "degraded", detail: reason, fix: "set index.path (or --index) to a world index"))
+        }
+        if let error = view?.last_attempt?.error {
+            findings.append(Finding(level: .warning, check: "last fix", detail: error))
+        }
+        if let attributes = try? await client.attributes() {
+            findings.append(Finding(
+                level: attributes.stale ? .warning : .ok, check: "attributes",
+                detail: "served, \(attributes.ageS) s old, from \(attributes.source)\(attributes.stale ? " (stale)" : "")",
+                fix: attributes.stale ? "the receiver has not delivered a fix within the TTL: see the gpsd checks" : nil))
+        } else {
+            findings.append(Finding(
+                level: .failure, check: "attributes", detail: "no location served yet",
+                fix: "wait for the first fix, or configure a static location"))
+        }
+        return findings
+    }
+
+    private func receiverFindings() async -> [Finding] {
+        guard let endpoint = GPSDEndpoint(parsing: gpsd) else { return [] }
+        var rules = FixAcceptanceRules()
+        rules.timeout = .milliseconds(Int64(timeout * 1000))
+        rules.noSatelliteTimeout = rules.timeout
+        do {
+            let fix = try await GPSDFixSource(endpoint: endpoint, rules: rules).fix()
+            let error = fix.horizontalErrorMeters.map { "\(Int($0.rounded())) m" } ?? "unknown"
+            var findings = [
+                Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),
+                Finding(
+                    level: .ok, check: "receiver",
+                    detail: "\(fix.mode == .threeDimensional ? "3D" : "2D") fix, horizontal error \(error), in \(Int(fix.timeToFixMilliseconds ?? 0)) ms"),
+            ]
+            if let receiverTime = fix.receiverTime {
+                let skew = abs(receiverTime.seconds - fix.receivedAt.seconds)
+                if skew > 300 {
+                    findings.append(Finding(
+                        level: .warning, check: "clock", detail: "the system clock differs from GPS time by \(skew) s",
+                        fix: "check NTP or chrony (chronyc tracking); gpsd can feed chrony through SHM"))
+                }
+            }
+            return findings
+        } catch {
+            switch error {
+            case .gpsdUnreachable:
+                return [Finding(level: .failure, check: "gpsd", detail: error.description, fix: "systemctl start gpsd.socket; check GPSD_OPTIONS and DEVICES in /etc/default/gpsd")]
+            case .timeout:
+                return [
+                    Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),
+                    Finding(level: .failure, check: "receiver", detail: "no report from any receiver", fix: "attach the receiver; check DEVICES in /etc/default/gpsd and `gpsctl`"),
+                ]
+            case .noFix, .noSatellites:
+                return [
+                    Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),
+                    Finding(level: .warning, check: "receiver", detail: error.description, fix: "give the antenna a view of the sky"),
+                ]
+            default:
+                return [Finding(level: .failure, check: "gpsd", detail: error.description)]
+            }
+        }
+    }
+
+    private func clockFinding() -> Finding {
+        let now = UTCTimestamp.now()
+        if now.seconds < 1_704_067_200 {
+            return Finding(
+                level: .failure, check: "clock", detail: "the system clock reads \(now.iso8601), before 2024",
+                fix: "the device has no synchronised clock yet: start NTP/chrony, or let gpsd feed chrony")
+        }
+        return Finding(level: .ok, check: "clock", detail: "system clock \(now.iso8601)")
+    }
+}
