@@ -50,6 +50,7 @@ let package = Package(
                 "GeoAttrModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // The gpsd FixSource: one-shot fixes through CGPS on a dedicated thread.

@@ -44,12 +44,18 @@ done
 printf 'schedule:\n  ttl_s: 10\n' >"$work/geoattrd.yaml"
 echo "== geoattrd --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea) for ${DEMO_SECONDS:-20} s" >&2
 "$bin/geoattrd" --config "$work/geoattrd.yaml" --gpsd "127.0.0.1:$port" \
-    --state-dir "$work" --state-file "$work/state" &
+    --state-dir "$work" --state-file "$work/state" --socket "$work/geoattrd.sock" &
 daemon_pid=$!
 sleep 6
+echo "== geoattrctl get --format otel (over the daemon's socket)" >&2
+"$bin/geoattrctl" get --socket "$work/geoattrd.sock" --format otel || true
 echo "== kill -USR1 (forced refresh)" >&2
 kill -USR1 "$daemon_pid"
-sleep $(( ${DEMO_SECONDS:-20} - 6 ))
+sleep 2
+echo "== curl --unix-socket $work/geoattrd.sock http://geoattrd/v1/attributes" >&2
+curl -s --unix-socket "$work/geoattrd.sock" http://geoattrd/v1/attributes || "$bin/geoattrctl" get --socket "$work/geoattrd.sock"
+echo
+sleep $(( ${DEMO_SECONDS:-20} - 8 ))
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || true
 daemon_pid=

@@ -212,6 +212,7 @@ public actor Scheduler: Service {
         let now = ContinuousClock.now
         if inFlight != nil {
             logger.info("refresh requested: joins the fix in flight", metadata: ["origin": "\(origin)"])
+            SchedulerMetrics.refresh("joined")
             if let completion { waiters.append(completion) }
             reply(.joined)
             return
@@ -222,11 +223,13 @@ public actor Scheduler: Service {
                 "refresh refused: the refresh budget is spent",
                 metadata: ["origin": "\(origin)", "retry_after_s": "\(retryAfter.components.seconds + 1)"])
             store.updateStatus { $0.refreshesRefused += 1 }
+            SchedulerMetrics.refresh("refused")
             reply(.refused(retryAfter: retryAfter))
             return
         }
         let left = budget.available(at: now)
         logger.info("refresh accepted: taking a fix now", metadata: ["origin": "\(origin)", "tokens_left": "\(left)"])
+        SchedulerMetrics.refresh("accepted")
         store.updateStatus {
             $0.refreshesAccepted += 1
             $0.refreshTokens = left
@@ -249,6 +252,7 @@ public actor Scheduler: Service {
     private func attemptEnded(id: Int, result: Result<Fix, FixError>) {
         guard let attempt = inFlight, attempt.id == id else { return }
         inFlight = nil
+        SchedulerMetrics.attemptEnded(result)
         let endedAt = UTCTimestamp.now()
         switch result {
         case .success(let fix):

@@ -70,6 +70,9 @@ struct APIProcessTests {
         #expect(badFormat.status == 400)
         let metrics = try await client.request("GET", "/metrics")
         #expect(metrics.text.contains("geoattrd_requests_total"))
+        #expect(metrics.text.contains("geoattrd_fixes_total{outcome=\"fix\"}"))
+        #expect(metrics.text.contains("geoattrd_time_to_fix_seconds"))
+        #expect(!metrics.text.contains("47.3769"), "metrics must not carry location data")
         #expect(await daemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the socket file outlived the daemon")
     }
@@ -314,5 +317,22 @@ struct DoctorTests {
         #expect(nothing.stdout.contains("[FAIL] socket"))
         #expect(nothing.stdout.contains("[FAIL] gpsd"))
         #expect(nothing.stdout.contains("fix: "))
+    }
+}
+
+@Suite("examples")
+struct ExampleTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("the Python sidecar starts a program with the attributes in OTEL_RESOURCE_ATTRIBUTES")
+    func pythonSidecar() async throws {
+        let daemon = try DaemonProcess(config: APIProcessTests.staticConfig)
+        _ = try #require(await daemon.waitForLog("fix accepted"))
+        let script = Self.repository.appendingPathComponent("examples/otel_env_sidecar.py").path
+        let result = try await CommandResult.run(
+            "python3", [script, "--socket", daemon.socketPath, "--", "sh", "-c", "echo \"$OTEL_RESOURCE_ATTRIBUTES\""])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "geo.location.lat=47.3769,geo.location.lon=8.5417\n")
+        #expect(await daemon.stop() == 0)
     }
 }

@@ -1,0 +1,28 @@
+import CoreMetrics
+import GeoAttrModel
+
+/// The scheduler's metrics through the swift-metrics API (backends are the executable's
+/// business). None carries location data.
+enum SchedulerMetrics {
+    static func attemptEnded(_ result: Result<Fix, FixError>) {
+        let outcome: String
+        switch result {
+        case .success: outcome = "fix"
+        case .failure(.gpsdUnreachable): outcome = "gpsd_unreachable"
+        case .failure(.connectionLost): outcome = "connection_lost"
+        case .failure(.noFix): outcome = "no_fix"
+        case .failure(.timeout): outcome = "timeout"
+        case .failure(.noSatellites): outcome = "no_satellites"
+        case .failure(.cancelled): outcome = "cancelled"
+        case .failure(.systemResources): outcome = "system_resources"
+        }
+        Counter(label: "geoattrd_fixes_total", dimensions: [("outcome", outcome)]).increment()
+        if case .success(let fix) = result, let milliseconds = fix.timeToFixMilliseconds {
+            Timer(label: "geoattrd_time_to_fix_seconds").recordNanoseconds(Int64(milliseconds * 1_000_000))
+        }
+    }
+
+    static func refresh(_ decision: String) {
+        Counter(label: "geoattrd_refresh_requests_total", dimensions: [("decision", decision)]).increment()
+    }
+}
