@@ -75,8 +75,11 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     private var busy = false
     private var closeAfterResponse = false
     private var watch: WatchStream?
-    private var headTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
+    /// One timer per connection, re-armed lazily: requests only move `deadline`, which is far
+    /// cheaper than scheduling and cancelling a task per request.
+    private var deadline: NIODeadline?
+    private var deadlineIsHead = true
+    private var timer: Scheduled<Void>?
 
     init(context: ServerContext) {
         self.context = context
@@ -89,8 +92,9 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
-        headTimer?.cancel()
-        idleTimer?.cancel()
+        timer?.cancel()
+        timer = nil
+        deadline = nil
         watch?.cancel()
         watch = nil
         self.context.connections.remove(channelContext.channel)
@@ -114,9 +118,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
-            headTimer?.cancel()
-            headTimer = nil
-            idleTimer?.cancel()
+            deadline = nil
             head = requestHead
             body = []
             bodyTooLarge = false
@@ -136,7 +138,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     func channelReadComplete(context channelContext: ChannelHandlerContext) {
         channelContext.flush()
         // A new request started arriving: it must complete within the head timeout.
-        if head == nil, !busy, watch == nil, headTimer == nil {
+        if head == nil, !busy, watch == nil, deadline == nil || !deadlineIsHead {
             armHeadTimer(channelContext)
         }
     }
@@ -181,22 +183,34 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     // MARK: Timers
 
     private func armHeadTimer(_ channelContext: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
-        headTimer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(self.context.limits.headTimeout.nanosecondsValue)) {
-            let (handler, channelContext) = loopBound.value
-            handler.headTimer = nil
-            // No complete request exists to answer (the HTTP pipeline would refuse a response
-            // without one): the connection is simply closed.
-            handler.context.metrics.request(endpoint: "invalid", status: 408)
-            channelContext.close(promise: nil)
-        }
+        setDeadline(in: self.context.limits.headTimeout, head: true, channelContext)
     }
 
     private func armIdleTimer(_ channelContext: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        let loopBound = NIOLoopBound(channelContext, eventLoop: channelContext.eventLoop)
-        idleTimer = channelContext.eventLoop.scheduleTask(in: .nanoseconds(self.context.limits.idleTimeout.nanosecondsValue)) {
-            loopBound.value.close(promise: nil)
+        setDeadline(in: self.context.limits.idleTimeout, head: false, channelContext)
+    }
+
+    private func setDeadline(in duration: Duration, head: Bool, _ channelContext: ChannelHandlerContext) {
+        deadline = .now() + .nanoseconds(duration.nanosecondsValue)
+        deadlineIsHead = head
+        if timer == nil, let deadline { scheduleTimer(at: deadline, channelContext) }
+    }
+
+    private func scheduleTimer(at when: NIODeadline, _ channelContext: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
+        timer = channelContext.eventLoop.scheduleTask(deadline: when) {
+            let (handler, channelContext) = loopBound.value
+            handler.timer = nil
+            guard let deadline = handler.deadline else { return }
+            if deadline > .now() {
+                handler.scheduleTimer(at: deadline, channelContext)
+                return
+            }
+            // A head that did not arrive in time, or an idle keep-alive connection: close. (No
+            // complete request exists to answer, and the HTTP pipeline would refuse a response
+            // without one.)
+            if handler.deadlineIsHead { handler.context.metrics.request(endpoint: "invalid", status: 408) }
+            channelContext.close(promise: nil)
         }
     }
 
