@@ -1,6 +1,7 @@
 public import GeoAttrModel
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -60,133 +61,28 @@ public struct StateFileWatcher: Service {
     }
 
     public func run() async throws {
-        guard let wake = WakePipe() else {
-            logger.error("state file not watched: no descriptors for a wake pipe")
-            return
+        let (path, defaultState, logger, onChange) = (path, defaultState, logger, onChange)
+        let last = LastState(StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger))
+        let watcher = FileWatcher(path: path, what: "state file", logger: logger, onWatching: onWatching) {
+            guard let state = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger),
+                last.replace(with: state)
+            else { return }
+            onChange(state)
         }
-        let loop = WatchLoop(path: path, defaultState: defaultState, logger: logger, onWatching: onWatching, onChange: onChange)
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                _ = await offPool { loop.run(wakeFD: wake.readFD) }
-            } onCancel: {
-                wake.fire()
-            }
-        } onGracefulShutdown: {
-            wake.fire()
-        }
-        wake.close()
+        await watcher.run()
     }
 }
 
-/// The blocking inotify loop, on a dedicated thread.
-private struct WatchLoop: Sendable {
-    let path: String
-    let defaultState: PowerState
-    let logger: Logger
-    let onWatching: @Sendable () -> Void
-    let onChange: @Sendable (PowerState) -> Void
+/// The last state read from the file, shared with the watch thread.
+private final class LastState: Sendable {
+    private let state: Mutex<PowerState?>
+    init(_ state: PowerState?) { self.state = Mutex(state) }
 
-    var directory: String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let directory = String(path[..<slash])
-        return directory.isEmpty ? "/" : directory
-    }
-
-    var fileName: String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
-
-    func run(wakeFD: Int32) {
-        let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard inotify >= 0 else {
-            logger.error("state file not watched: inotify_init1 failed: \(FileBytes.errorText())")
-            return
+    /// Stores `new`; `true` if it differs from what was there.
+    func replace(with new: PowerState) -> Bool {
+        state.withLock { state in
+            defer { state = new }
+            return state != new
         }
-        defer { close(inotify) }
-        let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
-        guard inotify_add_watch(inotify, directory, mask) >= 0 else {
-            logger.error(
-                "state file not watched: cannot watch its directory: \(FileBytes.errorText())",
-                metadata: ["directory": "\(directory)"])
-            return
-        }
-        logger.debug("watching the state file", metadata: ["path": "\(path)"])
-        var last = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger)
-        onWatching()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                logger.error("state file watch ended: poll failed: \(FileBytes.errorText())")
-                return
-            }
-            if fds[1].revents != 0 { return }
-            var relevant = false
-            var directoryGone = false
-            // Drain everything queued before reading the file once.
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                buffer.withUnsafeBytes { raw in
-                    var offset = 0
-                    let headerSize = MemoryLayout<inotify_event>.size
-                    while offset + headerSize <= n {
-                        let eventMask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
-                        let nameLength = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                        let nameStart = offset + headerSize
-                        let nameEnd = min(n, nameStart + nameLength)
-                        let nameBytes = raw[nameStart..<nameEnd].prefix { $0 != 0 }
-                        if eventMask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
-                            directoryGone = true
-                        } else if String(decoding: nameBytes, as: UTF8.self) == fileName {
-                            relevant = true
-                        }
-                        offset = nameStart + nameLength
-                    }
-                }
-            }
-            if directoryGone {
-                logger.error(
-                    "the state file's directory was removed or moved: state changes by file stop until restart",
-                    metadata: ["directory": "\(directory)"])
-                return
-            }
-            guard relevant else { continue }
-            guard let state = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger) else { continue }
-            if state != last {
-                last = state
-                onChange(state)
-            }
-        }
-    }
-}
-
-/// A pipe that ends a blocking poll from another thread.
-final class WakePipe: Sendable {
-    let readFD: Int32
-    let writeFD: Int32
-
-    init?() {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return nil }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        readFD = fds[0]
-        writeFD = fds[1]
-    }
-
-    func fire() {
-        var byte: UInt8 = 1
-        _ = write(writeFD, &byte, 1)
-    }
-
-    func close() {
-        _ = Glibc.close(readFD)
-        _ = Glibc.close(writeFD)
     }
 }

@@ -1,0 +1,80 @@
+public import Logging
+public import ServiceLifecycle
+
+/// Keeps the geocoder index in service fresh: when its file is replaced (inotify) or on
+/// request (SIGHUP), the new file is opened and validated off the concurrency pool, then
+/// swapped in atomically: every lookup sees the old index or the new one, never a gap. A new
+/// file that fails validation is refused and the old index stays in service.
+public struct GeocoderReloader: Service {
+    public typealias Loader = @Sendable (String) throws -> any Geocoding
+
+    private let path: String
+    private let slot: GeocoderSlot
+    private let load: Loader
+    private let logger: Logger
+    private let onWatching: @Sendable () -> Void
+    private let onSwap: @Sendable ((any Geocoding)?) -> Void
+
+    public init(
+        path: String, slot: GeocoderSlot, logger: Logger, onWatching: @escaping @Sendable () -> Void = {},
+        onSwap: @escaping @Sendable ((any Geocoding)?) -> Void = { _ in }, load: @escaping Loader
+    ) {
+        self.path = path
+        self.slot = slot
+        self.load = load
+        self.logger = logger
+        self.onWatching = onWatching
+        self.onSwap = onSwap
+    }
+
+    /// Loads the index now; `false` (and the old one kept) if the file is missing or invalid.
+    @discardableResult
+    public func reload(reason: String) async -> Bool {
+        let (path, load) = (path, load)
+        let outcome = await offPool { () -> Result<any Geocoding, ReloadFailure> in
+            do {
+                return .success(try load(path))
+            } catch {
+                return .failure(ReloadFailure(description: "\(error)"))
+            }
+        }
+        switch outcome {
+        case .some(.success(let geocoder)):
+            let previous = slot.geocoder?.indexVersion
+            slot.replace(with: geocoder)
+            onSwap(geocoder)
+            logger.info(
+                "geocoder index in service",
+                metadata: ["index": "\(geocoder.indexVersion)", "previous": "\(previous ?? "none")", "reason": "\(reason)"])
+            return true
+        case .some(.failure(let failure)):
+            logger.error(
+                "geocoder index refused, \(slot.geocoder == nil ? "serving location attributes only" : "the previous index stays in service"): \(failure.description)",
+                metadata: ["path": "\(path)", "reason": "\(reason)"])
+            return false
+        case .none:
+            logger.error("geocoder index not reloaded: no thread for the load")
+            return false
+        }
+    }
+
+    public func run() async {
+        let reloader = self
+        let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let watcher = FileWatcher(path: path, what: "index", logger: logger, onWatching: onWatching) {
+            changes.continuation.yield()
+        }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await watcher.run() }
+            group.addTask {
+                for await _ in changes.stream.cancelOnGracefulShutdown() {
+                    await reloader.reload(reason: "file replaced")
+                }
+            }
+        }
+    }
+}
+
+struct ReloadFailure: Error, Sendable {
+    var description: String
+}
