@@ -8,7 +8,7 @@ import Synchronization
 /// Each call connects, enables the watch, reads reports until one passes ``FixAcceptanceRules``
 /// (or the attempt fails), then disables the watch and closes the connection at once. The
 /// blocking libgps work runs on a dedicated thread that polls the gpsd socket; the calling task
-/// only awaits. Cancelling it wakes that thread through an eventfd and releases gpsd.
+/// only awaits. Cancelling it wakes that thread through a pipe it polls and releases gpsd.
 public struct GPSDFixSource: FixSource {
     public var endpoint: GPSDEndpoint
     public var rules: FixAcceptanceRules
@@ -30,8 +30,8 @@ public struct GPSDFixSource: FixSource {
 
     public func fix() async throws(FixError) -> Fix {
         if Task.isCancelled { throw .cancelled }
-        guard let wake = WakeSignal() else {
-            throw .systemResources(reason: "no file descriptor for an eventfd")
+        guard let wake = WakePipe() else {
+            throw .systemResources(reason: "no file descriptors for a wake pipe")
         }
         let session = GPSDSession(endpoint: endpoint, rules: rules, logger: logger)
         let outcome = PendingOutcome()

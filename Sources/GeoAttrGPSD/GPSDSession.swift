@@ -17,7 +17,7 @@ struct GPSDSession {
     let rules: FixAcceptanceRules
     let logger: Logger
 
-    func run(wake: WakeSignal) -> Result<Fix, FixError> {
+    func run(wake: WakePipe) -> Result<Fix, FixError> {
         let start = CGPS_monotonic_ns()
         var openError: Int32 = 0
         guard let connection = CGPS_open(endpoint.host, String(endpoint.port), &openError) else {
@@ -41,7 +41,7 @@ struct GPSDSession {
             }
             let waitNanoseconds = max(0, evaluator.nextDecisionNanoseconds - now)
             let waitMilliseconds = Int32(clamping: (waitNanoseconds + 999_999) / 1_000_000)
-            switch CGPS_wait_read(connection, waitMilliseconds, wake.fd, &report) {
+            switch CGPS_wait_read(connection, waitMilliseconds, wake.readFD, &report) {
             case Int32(CGPS_READ_REPORT):
                 let parsed = GPSDReport(report)
                 if case .position(let position) = parsed {

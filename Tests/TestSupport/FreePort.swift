@@ -22,6 +22,11 @@ public enum Loopback {
     }
 
     static func isBindable(_ port: UInt16) -> Bool {
+        withLoopbackSocket(port: port) { fd, address, length in bind(fd, address, length) == 0 }
+    }
+
+    /// Runs `body` with a new TCP socket and the address 127.0.0.1:`port`; closes the socket.
+    static func withLoopbackSocket(port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -30,25 +35,12 @@ public enum Loopback {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = port.bigEndian
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port` now.
     public static func accepts(port: UInt16) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        withLoopbackSocket(port: port) { fd, address, length in connect(fd, address, length) == 0 }
     }
 }
