@@ -16,6 +16,6 @@ struct GeoAttrCtl: AsyncParsableCommand {
               76  unexpected answer from the daemon
               77  not permitted (the daemon's access rules)
             """,
-        subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, DoctorCommand.self, FixCommand.self]
+        subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, DoctorCommand.self, FixCommand.self, LookupCommand.self, IndexCommand.self]
     )
 }

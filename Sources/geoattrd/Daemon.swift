@@ -2,6 +2,7 @@ import GeoAttrCore
 import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer
+import GeoIndexCLI
 import GeoAttrSystemd
 import Logging
 import Prometheus
@@ -27,13 +28,18 @@ struct Daemon {
             ?? configuration.defaultPower
         let store = AttributeStore(powerState: initialPower)
         let geocoders = GeocoderSlot(nil)
-        if let index = configuration.indexPath {
-            logger.warning(
-                "no offline geocoder in this build yet: index ignored, serving location attributes only",
-                metadata: ["index": "\(index)"])
-        } else {
-            logger.notice("no geocoder index configured: serving location attributes only")
-        }
+        let indexPath = IndexLocator.locate(explicit: configuration.indexPath)
+        let reloader = GeocoderReloader(
+            path: indexPath, slot: geocoders, logger: Logger(label: "geoattrd.index"),
+            onSwap: { geocoder in
+                store.updateStatus { status in
+                    status.indexVersion = geocoder?.indexVersion
+                    status.degraded.removeAll { $0.hasPrefix("no geocoder index") }
+                }
+            },
+            load: IndexGeocoder.load)
+        // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
+        let indexLoaded = await reloader.reload(reason: "start")
         let scheduler = Scheduler(
             configuration: configuration.schedule,
             fixSource: Self.fixSource(for: configuration),
@@ -63,6 +69,7 @@ struct Daemon {
                     logger.warning("\(name) changed: takes effect at the next restart")
                 }
                 logLevel.value = new.logLevel
+                await reloader.reload(reason: "SIGHUP")
                 scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
                 server.update(policy: Self.policy(for: new), schedule: new.schedule)
                 running.value = new
@@ -82,15 +89,20 @@ struct Daemon {
             envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
             grant: configuration.outputGrant, ttl: configuration.schedule.ttl, store: store,
             logger: Logger(label: "geoattrd.outputs"))
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: scheduler),
+            .init(service: server),
+            // Without output files it has nothing to do and returns at once: not a reason to stop.
+            .init(service: outputs, successTerminationBehavior: .ignore),
+            .init(service: stateWatcher),
+            .init(service: signals),
+        ]
+        // The index file is watched when there is one, or one was asked for by name.
+        if indexLoaded || configuration.indexPath != nil {
+            services.append(.init(service: reloader, successTerminationBehavior: .ignore))
+        }
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [
-                .init(service: scheduler),
-                .init(service: server),
-                // Without output files it has nothing to do and returns at once: not a reason to stop.
-                .init(service: outputs, successTerminationBehavior: .ignore),
-                .init(service: stateWatcher),
-                .init(service: signals),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

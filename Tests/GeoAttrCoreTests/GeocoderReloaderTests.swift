@@ -23,7 +23,7 @@ struct GeocoderReloaderTests {
     }
 
     func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             if condition() { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }

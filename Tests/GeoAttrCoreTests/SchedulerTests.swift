@@ -92,7 +92,7 @@ struct SchedulerTests {
     }
 
     /// Waits until `condition` holds (checked every few milliseconds), up to `timeout`.
-    func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
             if ContinuousClock.now > deadline { return false }

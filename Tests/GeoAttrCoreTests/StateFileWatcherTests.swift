@@ -15,7 +15,7 @@ struct StateFileWatcherTests {
         func append(_ state: PowerState) { seen.withLock { $0.append(state) } }
         var all: [PowerState] { seen.withLock { $0 } }
 
-        func waitFor(count: Int, timeout: Duration = .seconds(5)) async -> [PowerState] {
+        func waitFor(count: Int, timeout: Duration = .seconds(30)) async -> [PowerState] {
             let deadline = ContinuousClock.now + timeout
             while all.count < count, ContinuousClock.now < deadline {
                 try? await Task.sleep(for: .milliseconds(5))

@@ -25,7 +25,7 @@ struct APIProcessTests {
     }
 
     func attributesAvailable(_ client: GeoAttrClient) async -> Bool {
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             if (try? await client.attributes()) != nil { return true }
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -208,7 +208,7 @@ struct APIProcessTests {
         #expect(await attributesAvailable(client))
         // Wait until the server has let go of those earlier connections: only this one is left.
         var metrics = ""
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             metrics = try await client.request("GET", "/metrics").text
             if metrics.contains("geoattrd_connected_clients 1.0") { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -279,7 +279,7 @@ struct FileOutputTests {
                 """)
         _ = try #require(await daemon.waitForLog("scheduler started"))
         var env = ""
-        for _ in 0..<500 {
+        for _ in 0..<3000 {
             env = (try? String(contentsOfFile: directory.file("geo.env"), encoding: .utf8)) ?? ""
             if !env.isEmpty, FileManager.default.fileExists(atPath: directory.file("geo.prom")) { break }
             try await Task.sleep(for: .milliseconds(10))

@@ -134,7 +134,7 @@ public final class GPSFake: Sendable {
 
     /// Waits for gpsd to log that `client` hung up ("eof read", a failed write when the client
     /// closed before gpsd answered its last request, or the detach itself), and returns that line.
-    public func waitForDisconnect(of client: Client, timeout: Duration = .seconds(5)) async -> LineRecorder.Line? {
+    public func waitForDisconnect(of client: Client, timeout: Duration = .seconds(20)) async -> LineRecorder.Line? {
         await log.waitForLine(from: client.watchLine.index, timeout: timeout) {
             $0.contains("client(\(client.number)): eof read") || $0.contains("client(\(client.number)) write:")
                 || $0.contains("detaching") && $0.contains("(sub \(client.number),")

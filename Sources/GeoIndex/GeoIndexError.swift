@@ -1,0 +1,34 @@
+/// Why an index file could not be opened. Every case names the file and what to do about it.
+public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
+    case cannotOpen(path: String, errno: Int32)
+    case notAnIndex(path: String)
+    case unsupportedVersion(path: String, found: UInt32, supported: UInt32)
+    case truncated(path: String, expectedSize: UInt64, actualSize: UInt64)
+    case checksumMismatch(path: String, part: String)
+    case corrupt(path: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let code):
+            return "cannot open geo index \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .notAnIndex(let path):
+            return "\(path) is not a geoattrd geo index (bad magic); build one with `geoindex build --out FILE`"
+        case .unsupportedVersion(let path, let found, let supported):
+            return "geo index \(path) has format version \(found), this build reads version \(supported); rebuild the index with this version's builder"
+        case .truncated(let path, let expected, let actual):
+            return "geo index \(path) is truncated: header says \(expected) bytes, file has \(actual); rebuild or re-copy it"
+        case .checksumMismatch(let path, let part):
+            return "geo index \(path) is corrupt: \(part) checksum mismatch; rebuild or re-copy it"
+        case .corrupt(let path, let detail):
+            return "geo index \(path) is corrupt: \(detail); rebuild or re-copy it"
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

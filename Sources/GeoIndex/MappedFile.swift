@@ -1,0 +1,38 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A whole file mapped read-only; unmapped when the last reference goes away.
+final class MappedFile: @unchecked Sendable {
+    // Immutable after init; the mapping is PROT_READ so concurrent readers are safe.
+    let bytes: ByteView
+    private let mappedLength: Int
+
+    init(path: String) throws(GeoIndexError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .cannotOpen(path: path, errno: errno) }
+        let size = Int(status.st_size)
+        guard size >= IndexFormat.headerSize else {
+            if size >= IndexFormat.magic.count || size == 0 {
+                throw .truncated(path: path, expectedSize: UInt64(IndexFormat.headerSize), actualSize: UInt64(size))
+            }
+            throw .notAnIndex(path: path)
+        }
+        guard let address = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+            throw .cannotOpen(path: path, errno: errno)
+        }
+        mappedLength = size
+        bytes = ByteView(base: UnsafeRawPointer(address), count: size)
+    }
+
+    deinit {
+        munmap(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength)
+    }
+}

@@ -1,0 +1,341 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GeoIndex
+
+/// Builds an index file from the sources in `BuildInputs`.
+public enum GeoIndexBuilder {
+    public static let builderName = "geoindex 0.1"
+
+    public static func build(inputs: BuildInputs, options: BuildOptions = BuildOptions(), outputPath: String) throws(BuildError) -> BuildReport {
+        var state = BuildState(options: options)
+        try state.loadContinents(inputs.continents)
+        try state.loadCountries(inputs.countryPolygons)
+        try state.loadRegions(admin1: inputs.admin1Polygons, iso: inputs.isoSubdivisions)
+        try state.loadLand(inputs.landPolygons ?? inputs.countryPolygons)
+        if let places = inputs.places { try state.loadPlaces(places) }
+        if options.includePostalCodes, let postal = inputs.postalCodes { try state.loadPostalCodes(postal) }
+        let bytes = try state.serialise(sources: inputs.sources)
+        try FileIO.writeAtomically(bytes, to: outputPath)
+        state.report.fileSize = bytes.count
+        state.report.lines.append("wrote \(outputPath): \(bytes.count) bytes")
+        return state.report
+    }
+}
+
+/// Everything collected during one build; `serialise` turns it into sections.
+private struct BuildState {
+    let options: BuildOptions
+    var report = BuildReport(fileSize: 0, lines: [], regionCoverage: 0, countriesWithoutRegionCodes: [])
+
+    var countryIndex: [String: UInt16] = [:]
+    var countryCodes: [String] = []
+    var continents: [String: String] = [:]
+    var postalCutoff: [UInt16: (cutoff: Double, spacing: Double)] = [:]
+    var zones: [(country: UInt16, alternative: UInt16)] = []
+    var zoneAreas: [(id: UInt32, polygons: [Polygon])] = []
+    var neRegions: [(country: UInt16, region: UInt16)] = []
+    var regionAreas: [(id: UInt32, polygons: [Polygon])] = []
+    var regionCodes: [(country: UInt16, code: String)] = []
+    var landAreas: [(id: UInt32, polygons: [Polygon])] = []
+    var strings = StringTable()
+    var majorPlaces = PointGridBuilder(cellSize: 0.5)
+    var minorPlaces = PointGridBuilder(cellSize: 0.2)
+    var postal: PointGridBuilder?
+    var counts: [(String, String)] = []
+
+    /// Leaf quantisation of the OSM-derived borders (about 33 m; the source is simplified to ~110 m).
+    static let borderResolution = 0.0003
+    /// Leaf quantisation of Natural Earth layers (about 90 m; the source is simplified to ~1 km).
+    static let naturalEarthResolution = 0.0008
+
+    init(options: BuildOptions) {
+        self.options = options
+    }
+
+    func wanted(_ code: String) -> Bool {
+        options.countries.map { $0.contains(code) } ?? true
+    }
+
+    static func isCountryCode(_ code: String) -> Bool {
+        code.utf8.count == 2 && code.utf8.allSatisfy { $0 >= 0x41 && $0 <= 0x5A }
+    }
+
+    mutating func country(_ code: String) -> UInt16 {
+        if let index = countryIndex[code] { return index }
+        let index = UInt16(countryCodes.count)
+        countryCodes.append(code)
+        countryIndex[code] = index
+        return index
+    }
+
+    mutating func loadContinents(_ path: String?) throws(BuildError) {
+        guard let path else { return }
+        try TabularReader.forEachLine(path: path) { (_, fields, _) throws(BuildError) in
+            // Either "CC<TAB>XX" or GeoNames countryInfo.txt (continent in column 9).
+            let continent = fields.count >= 9 ? fields[8] : (fields.count >= 2 ? fields[1] : [])
+            guard fields[0].count == 2, continent.count == 2 else { return }
+            continents[TabularReader.string(fields[0])] = TabularReader.string(continent)
+        }
+    }
+
+    mutating func loadCountries(_ path: String) throws(BuildError) {
+        let features = try GeoJSONReader.read(path: path)
+        var vertices = 0
+        for feature in features {
+            let code = feature.properties["country"] ?? feature.properties["iso_a2"] ?? feature.properties["ISO_A2"] ?? ""
+            guard Self.isCountryCode(code) else { continue }
+            let split = (feature.properties["split"] ?? "").split(separator: ",").map(String.init).filter(Self.isCountryCode)
+            let alternativeCode = split.first { $0 != code }
+            guard wanted(code) || alternativeCode.map(wanted) == true else { continue }
+            let primary = country(code)
+            let alternative = alternativeCode.map { country($0) } ?? IndexFormat.noIndex
+            zoneAreas.append((UInt32(zones.count), feature.polygons))
+            zones.append((primary, alternative))
+            vertices += feature.polygons.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
+        }
+        guard !zones.isEmpty else {
+            throw .missingInput("\(path) has no polygon feature with a two-letter `country`/`iso_a2` property (or none in --countries)")
+        }
+        counts.append(("country polygons", "\(zones.count) (\(vertices) vertices, \(countryCodes.count) countries)"))
+        report.lines.append("admin-0: \(zones.count) polygons, \(vertices) vertices, \(countryCodes.count) countries")
+    }
+
+    mutating func loadRegions(admin1 path: String?, iso isoPath: String?) throws(BuildError) {
+        guard let path else {
+            report.lines.append("admin-1: no polygons given, no region codes")
+            return
+        }
+        let iso = try isoPath.map { (p: String) throws(BuildError) in try ISOSubdivisions(path: p) }
+        let features = try GeoJSONReader.read(path: path)
+        var codeIndex: [String: UInt16] = [:]
+        var withSubdivisions = 0
+        var covered = 0
+        var rejected = 0
+        var countriesSeen: Set<String> = []
+        var countriesCovered: Set<String> = []
+        let subdivisionCountries = iso?.countriesWithSubdivisions ?? []
+        for feature in features {
+            let neCode = feature.properties["iso_a2"] ?? feature.properties["ISO_A2"] ?? ""
+            guard !Self.isCountryCode(neCode) || wanted(neCode) else { continue }
+            if options.countries != nil && !Self.isCountryCode(neCode) { continue }
+            let neCountry = countryIndex[neCode] ?? IndexFormat.noIndex
+            var region = IndexFormat.noIndex
+            if subdivisionCountries.contains(neCode) {
+                withSubdivisions += 1
+                countriesSeen.insert(neCode)
+            }
+            if let raw = feature.properties["iso_3166_2"], !raw.isEmpty {
+                // Without iso-codes the code is taken as given (fixtures); with it, it must validate.
+                let resolved = iso.map { $0.residentLevel(of: raw) } ?? raw
+                if let code = resolved, let codeCountry = countryIndex[String(code.prefix(2))] {
+                    if let existing = codeIndex[code] {
+                        region = existing
+                    } else {
+                        region = UInt16(regionCodes.count)
+                        codeIndex[code] = region
+                        regionCodes.append((codeCountry, code))
+                    }
+                    if subdivisionCountries.contains(neCode) {
+                        covered += 1
+                        countriesCovered.insert(neCode)
+                    }
+                } else if resolved == nil {
+                    rejected += 1
+                }
+            }
+            regionAreas.append((UInt32(neRegions.count), feature.polygons))
+            neRegions.append((neCountry, region))
+        }
+        report.regionCoverage = withSubdivisions == 0 ? 0 : Double(covered) / Double(withSubdivisions)
+        report.countriesWithoutRegionCodes = countriesSeen.subtracting(countriesCovered).sorted()
+        let percent = (report.regionCoverage * 1000).rounded() / 10
+        report.lines.append(
+            "admin-1: \(neRegions.count) polygons, \(regionCodes.count) distinct region codes; \(covered)/\(withSubdivisions) units in countries with ISO 3166-2 subdivisions have a code (\(percent)%); \(rejected) codes failed iso-codes validation"
+        )
+        report.lines.append("admin-1: countries left without codes: \(report.countriesWithoutRegionCodes.joined(separator: " "))")
+        counts.append(("admin-1 polygons", "\(neRegions.count)"))
+        counts.append(("region codes", "\(regionCodes.count) (unit coverage \(percent)%)"))
+    }
+
+    mutating func loadLand(_ path: String) throws(BuildError) {
+        let features = try GeoJSONReader.read(path: path)
+        // With a country filter, keep the land near the kept countries (a neighbour's land polygon
+        // can cover an enclave that the coarse mask does not cut out, e.g. Buesingen inside CH).
+        let keptBounds = zoneAreas.flatMap { $0.polygons.compactMap { $0.first?.bounds } }
+        for feature in features {
+            if options.countries != nil {
+                let bounds = feature.polygons.compactMap { $0.first?.bounds }
+                let near = bounds.contains { b in
+                    keptBounds.contains { k in b.minX <= k.maxX + 0.1 && b.maxX >= k.minX - 0.1 && b.minY <= k.maxY + 0.1 && b.maxY >= k.minY - 0.1 }
+                }
+                guard near else { continue }
+            }
+            landAreas.append((UInt32(landAreas.count), feature.polygons))
+        }
+        counts.append(("land polygons", "\(landAreas.count)"))
+    }
+
+    mutating func loadPlaces(_ path: String) throws(BuildError) {
+        let places = try GeoNamesReader.places(path: path)
+        var kept = 0
+        for place in places where place.population >= options.minimumPopulation {
+            guard let country = countryIndex[place.countryCode], country < 255 else { continue }
+            var payload = ByteWriter()
+            payload.u16(IndexFormat.populationCode(place.population))
+            payload.u32(UInt32(country) << 24 | strings.offset(of: place.name))
+            if place.population >= LocalityRule.majorPopulation {
+                majorPlaces.add(latitude: place.latitude, longitude: place.longitude, payload: payload.data)
+            } else {
+                minorPlaces.add(latitude: place.latitude, longitude: place.longitude, payload: payload.data)
+            }
+            kept += 1
+        }
+        counts.append(("places", "\(kept) (\(majorPlaces.count) with >= \(LocalityRule.majorPopulation) people)"))
+        report.lines.append("places: \(kept) of \(places.count) in indexed countries")
+    }
+
+    mutating func loadPostalCodes(_ path: String) throws(BuildError) {
+        let (records, organisations) = try GeoNamesReader.postalCodes(path: path)
+        var grid = PointGridBuilder(cellSize: 0.1)
+        var seen: Set<String> = []
+        var byCountry: [UInt16: [(Double, Double)]] = [:]
+        for record in records {
+            guard let country = countryIndex[record.countryCode], country < 255 else { continue }
+            // Many codes list one centroid per place name; identical positions add nothing.
+            let key = "\(record.countryCode)|\(record.code)|\(Int((record.latitude * 1000).rounded()))|\(Int((record.longitude * 1000).rounded()))"
+            guard seen.insert(key).inserted else { continue }
+            var payload = ByteWriter()
+            payload.u32(UInt32(country) << 24 | strings.offset(of: record.code))
+            grid.add(latitude: record.latitude, longitude: record.longitude, payload: payload.data)
+            byCountry[country, default: []].append((record.latitude, record.longitude))
+        }
+        for (country, points) in byCountry {
+            postalCutoff[country] = PostalCutoff.meters(for: points)
+        }
+        postal = grid
+        counts.append(("postal centroids", "\(grid.count) in \(byCountry.count) countries (\(organisations) organisation codes dropped)"))
+        report.lines.append("postal: \(grid.count) centroids in \(byCountry.count) countries; \(organisations) organisation-only codes dropped")
+    }
+
+    mutating func serialise(sources: String?) throws(BuildError) -> [UInt8] {
+        guard countryCodes.count < 255 else { throw .limitExceeded("more than 254 countries") }
+        guard strings.data.count < 1 << 24 else { throw .limitExceeded("string table over 16 MiB") }
+        var writer = IndexWriter()
+
+        var countryTable = ByteWriter()
+        countryTable.u32(UInt32(countryCodes.count))
+        for (index, code) in countryCodes.enumerated() {
+            countryTable.bytes(Array(code.utf8))
+            let continent = continents[code].map { Array($0.utf8) } ?? [0, 0]
+            countryTable.bytes(continent.count == 2 ? continent : [0, 0])
+            let postal = postalCutoff[UInt16(index)]
+            countryTable.u16(postal.map { UInt16(min(max(($0.cutoff / 100).rounded(), 1), 65535)) } ?? 0)
+            countryTable.u16(postal.map { UInt16(min(max(($0.spacing / 100).rounded(), 1), 65535)) } ?? 0)
+        }
+        var zoneTable = ByteWriter()
+        zoneTable.u32(UInt32(zones.count))
+        for zone in zones {
+            zoneTable.u16(zone.country)
+            zoneTable.u16(zone.alternative)
+        }
+        var neTable = ByteWriter()
+        neTable.u32(UInt32(neRegions.count))
+        for entry in neRegions {
+            neTable.u16(entry.country)
+            neTable.u16(entry.region)
+        }
+        var regionTable = ByteWriter()
+        regionTable.u32(UInt32(regionCodes.count))
+        for entry in regionCodes {
+            regionTable.u16(entry.country)
+            regionTable.u16(0)
+            regionTable.u32(strings.offset(of: entry.code))
+        }
+
+        // The land layer needs a fixed reach for the coast tolerance; the border layers only need
+        // a margin proportional to the cell (their edge distance is a lower bound beyond it).
+        var land = AreaLayerBuilder(
+            absoluteMargin: options.coastMarginDegrees, relativeMargin: 0, maximumDepth: 6, resolution: Self.naturalEarthResolution, leafVertexLimit: options.leafVertexLimit)
+        try land.build(areas: landAreas)
+        var countryLayer = AreaLayerBuilder(
+            absoluteMargin: 0, relativeMargin: options.relativeCellMargin, maximumDepth: IndexFormat.maximumDepth,
+            resolution: Self.borderResolution,
+            leafVertexLimit: options.leafVertexLimit)
+        countryLayer.landMask = LandMask(landLayer: land)
+        try countryLayer.build(areas: zoneAreas)
+        // Region margins are only a lower bound next to the country's: no extra reach needed.
+        var regionLayer = AreaLayerBuilder(
+            absoluteMargin: 0, relativeMargin: 0, maximumDepth: IndexFormat.maximumDepth,
+            resolution: Self.naturalEarthResolution,
+            leafVertexLimit: options.leafVertexLimit)
+        try regionLayer.build(areas: regionAreas)
+        for (name, layer) in [("land", land), ("country", countryLayer), ("region", regionLayer)] {
+            let s = layer.statistics
+            report.lines.append("\(name) layer: \(s.leaves) leaves, \(s.innerNodes) inner nodes, \(s.leafVertices) stored vertices")
+            counts.append(("\(name) layer", "\(s.leaves) leaves, \(s.leafVertices) vertices"))
+        }
+
+        writer.add(.metadata, metadata(sources: try sources.map { (p: String) throws(BuildError) in try FileIO.readTerminated(p) }))
+        writer.add(.countries, countryTable.data)
+        writer.add(.zones, zoneTable.data)
+        writer.add(.neRegions, neTable.data)
+        writer.add(.regions, regionTable.data)
+        writer.add(.landLayer, land.section())
+        writer.add(.countryLayer, countryLayer.section())
+        writer.add(.regionLayer, regionLayer.section())
+        writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
+        writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
+        if let postal { writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize)) }
+        writer.add(.strings, strings.data)
+        return writer.serialise()
+    }
+
+    func metadata(sources: [UInt8]?) -> [UInt8] {
+        var text = "built\t\(options.buildDate ?? Self.now())\nbuilder\t\(GeoIndexBuilder.builderName) (format \(IndexFormat.version))\n"
+        if let sources {
+            for line in String(decoding: sources.dropLast(), as: UTF8.self).split(separator: "\n") where !line.isEmpty {
+                text += "source\t\(line)\n"
+            }
+        }
+        if let countries = options.countries { text += "count\tcountry filter\t\(countries.sorted().joined(separator: ","))\n" }
+        for (name, value) in counts { text += "count\t\(name)\t\(value)\n" }
+        text += "attribution\tPlaces and postal codes: GeoNames (geonames.org), licensed under CC BY 4.0.\n"
+        text += "attribution\tCountry borders: (c) OpenStreetMap contributors, ODbL 1.0, via timezone-boundary-builder and tzfpy.\n"
+        text += "attribution\tRegions and land: Natural Earth (public domain). ISO 3166 codes: Debian iso-codes (LGPL-2.1+).\n"
+        return Array(text.utf8)
+    }
+
+    static func now() -> String {
+        var seconds = time(nil)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+}
+
+/// Interned strings with a one-byte length prefix (longer strings are cut at a character boundary).
+struct StringTable {
+    private(set) var data: [UInt8] = []
+    private var offsets: [String: UInt32] = [:]
+
+    mutating func offset(of string: String) -> UInt32 {
+        if let offset = offsets[string] { return offset }
+        var bytes = Array(string.utf8)
+        if bytes.count > 255 {
+            var end = 255
+            while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+            bytes = Array(bytes[..<end])
+        }
+        let offset = UInt32(data.count)
+        data.append(UInt8(bytes.count))
+        data.append(contentsOf: bytes)
+        offsets[string] = offset
+        return offset
+    }
+}

@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GeoIndex
+
+/// `lookup --batch`: `lat,lon` lines in, one JSON object per line out, in input order.
+///
+/// Output is buffered for throughput and flushed whenever no more input is ready, so the
+/// command also works interactively and as a co-process. A bad line yields a JSON error
+/// object for that line; the run continues.
+public struct BatchLookup {
+    public enum Failure: Error, CustomStringConvertible {
+        case read(errno: Int32)
+        case write(errno: Int32)
+
+        public var description: String {
+            switch self {
+            case .read(let code): return "reading input failed (errno \(code))"
+            case .write(let code): return "writing output failed (errno \(code)); is the reader of the output gone?"
+            }
+        }
+    }
+
+    let reader: GeoIndexReader
+    let input: Int32
+    let output: Int32
+    private static let flushThreshold = 1 << 16
+
+    public init(reader: GeoIndexReader, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
+        self.reader = reader
+        self.input = input
+        self.output = output
+    }
+
+    /// Processes input until end of file; returns the number of lines answered.
+    @discardableResult
+    public func run() throws(Failure) -> Int {
+        var pending: [UInt8] = []
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.flushThreshold * 2)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var lineNumber = 0
+        while true {
+            if !out.isEmpty && !inputReady() { try flush(&out) }
+            let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .read(errno: errno)
+            }
+            if count == 0 { break }
+            pending.append(contentsOf: chunk[0..<count])
+            var lineStart = 0
+            while let newline = pending[lineStart...].firstIndex(of: 0x0A) {
+                lineNumber += 1
+                answer(pending[lineStart..<newline], lineNumber: lineNumber, into: &out)
+                lineStart = newline + 1
+                if out.count >= Self.flushThreshold { try flush(&out) }
+            }
+            pending.removeFirst(lineStart)
+        }
+        if !pending.isEmpty {
+            lineNumber += 1
+            answer(pending[...], lineNumber: lineNumber, into: &out)
+        }
+        try flush(&out)
+        return lineNumber
+    }
+
+    private func answer(_ line: ArraySlice<UInt8>, lineNumber: Int, into out: inout [UInt8]) {
+        var text = line
+        if text.last == 0x0D { text = text.dropLast() }
+        if let (latitude, longitude) = Self.parseCoordinates(text) {
+            if latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 {
+                let place = reader.place(latitude: latitude, longitude: longitude)
+                let (latitudeText, longitudeText) = Self.fields(text)
+                if PlaceJSON.isJSONNumber(latitudeText) && PlaceJSON.isJSONNumber(longitudeText) {
+                    PlaceJSON.append(place, latitudeText: latitudeText, longitudeText: longitudeText, to: &out)
+                } else {
+                    PlaceJSON.append(place, latitude: latitude, longitude: longitude, to: &out)
+                }
+            } else {
+                PlaceJSON.appendError("coordinates out of range (latitude -90..90, longitude -180..180)", line: lineNumber, input: text, to: &out)
+            }
+        } else {
+            PlaceJSON.appendError("expected `lat,lon` with decimal degrees", line: lineNumber, input: text, to: &out)
+        }
+        out.append(0x0A)
+    }
+
+    /// Parses `lat,lon` (spaces allowed around either number).
+    static func parseCoordinates(_ line: ArraySlice<UInt8>) -> (Double, Double)? {
+        guard line.contains(UInt8(ascii: ",")) else { return nil }
+        let (latitudeText, longitudeText) = fields(line)
+        guard let latitude = parseNumber(latitudeText), let longitude = parseNumber(longitudeText) else { return nil }
+        return (latitude, longitude)
+    }
+
+    /// The two trimmed fields around the first comma.
+    static func fields(_ line: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
+        guard let comma = line.firstIndex(of: UInt8(ascii: ",")) else { return (trim(line), line[line.endIndex...]) }
+        return (trim(line[line.startIndex..<comma]), trim(line[(comma + 1)...]))
+    }
+
+    private static func trim(_ field: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var trimmed = field
+        while let first = trimmed.first, first == 0x20 || first == 0x09 { trimmed = trimmed.dropFirst() }
+        while let last = trimmed.last, last == 0x20 || last == 0x09 { trimmed = trimmed.dropLast() }
+        return trimmed
+    }
+
+    private static func parseNumber(_ trimmed: ArraySlice<UInt8>) -> Double? {
+        guard !trimmed.isEmpty, trimmed.count < 64 else { return nil }
+        return Double(String(decoding: trimmed, as: UTF8.self))
+    }
+
+    private func inputReady() -> Bool {
+        var descriptor = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
+    }
+
+    private func flush(_ out: inout [UInt8]) throws(Failure) {
+        var failure: Int32 = 0
+        out.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var done = 0
+            while done < buffer.count {
+                let n = write(output, base + done, buffer.count - done)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                done += n
+            }
+        }
+        out.removeAll(keepingCapacity: true)
+        if failure != 0 { throw .write(errno: failure) }
+    }
+}

@@ -1,0 +1,105 @@
+import GeoIndex
+
+/// One-line JSON for a lookup result, keyed by the OpenTelemetry attribute names.
+/// Unknown attributes are left out, never written as empty strings.
+public enum PlaceJSON {
+    public static func append(_ place: GeoPlace, latitude: Double, longitude: Double, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"lat":"#.utf8)
+        out.append(contentsOf: String(latitude).utf8)
+        out.append(contentsOf: #","lon":"#.utf8)
+        out.append(contentsOf: String(longitude).utf8)
+        appendAttributes(place, to: &out)
+    }
+
+    /// Same, echoing the coordinates as the caller wrote them (already valid JSON numbers):
+    /// `lookup --batch` saves formatting two doubles per line.
+    static func append(_ place: GeoPlace, latitudeText: ArraySlice<UInt8>, longitudeText: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"lat":"#.utf8)
+        out.append(contentsOf: latitudeText)
+        out.append(contentsOf: #","lon":"#.utf8)
+        out.append(contentsOf: longitudeText)
+        appendAttributes(place, to: &out)
+    }
+
+    /// True when `text` is a number in JSON's grammar (no '+', no leading zeros, digits around '.').
+    static func isJSONNumber(_ text: ArraySlice<UInt8>) -> Bool {
+        var i = text.startIndex
+        func digits() -> Int {
+            let start = i
+            while i < text.endIndex, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
+            return i - start
+        }
+        if i < text.endIndex, text[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < text.endIndex else { return false }
+        if text[i] == 0x30 {
+            i += 1
+        } else if digits() == 0 {
+            return false
+        }
+        if i < text.endIndex, text[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { return false }
+        }
+        if i < text.endIndex, text[i] == UInt8(ascii: "e") || text[i] == UInt8(ascii: "E") {
+            i += 1
+            if i < text.endIndex, text[i] == UInt8(ascii: "+") || text[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return i == text.endIndex
+    }
+
+    private static func appendAttributes(_ place: GeoPlace, to out: inout [UInt8]) {
+        field("geo.country.iso_code", place.countryCode, &out)
+        field("geo.region.iso_code", place.regionCode, &out)
+        field("geo.locality.name", place.localityName, &out)
+        field("geo.postal_code", place.postalCode, &out)
+        field("geo.continent.code", place.continentCode, &out)
+        if let margin = place.boundaryMarginMeters {
+            out.append(contentsOf: #","boundary_margin_m":"#.utf8)
+            out.append(contentsOf: String(Int(margin.rounded())).utf8)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    public static func appendError(_ message: String, line: Int, input: some Collection<UInt8>, to out: inout [UInt8]) {
+        out.append(contentsOf: #"{"error":"#.utf8)
+        string(message, &out)
+        out.append(contentsOf: #","line":"#.utf8)
+        out.append(contentsOf: String(line).utf8)
+        out.append(contentsOf: #","input":"#.utf8)
+        string(String(decoding: input, as: UTF8.self), &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    public static func render(_ place: GeoPlace, latitude: Double, longitude: Double) -> String {
+        var out: [UInt8] = []
+        append(place, latitude: latitude, longitude: longitude, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func field(_ key: String, _ value: String?, _ out: inout [UInt8]) {
+        guard let value else { return }
+        out.append(UInt8(ascii: ","))
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: key.utf8)
+        out.append(contentsOf: "\":".utf8)
+        string(value, &out)
+    }
+
+    static func string(_ value: String, _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case 0..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: #"\u00"#.utf8)
+                out.append(hex[Int(byte >> 4)])
+                out.append(hex[Int(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

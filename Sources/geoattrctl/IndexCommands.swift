@@ -1,0 +1,123 @@
+import ArgumentParser
+import GeoIndex
+import GeoIndexBuilder
+import GeoIndexCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geoattrctl index build|info`: the offline reverse-geocoding index.
+struct IndexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index",
+        abstract: "Build or inspect the offline reverse-geocoding index.",
+        discussion: """
+            Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexLocator.setupIndex) \
+            (built by scripts/build-world-index.sh), \(IndexLocator.installedIndex).
+            Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, iso-codes.
+            """,
+        subcommands: [IndexBuild.self, IndexInfo.self]
+    )
+}
+
+struct IndexBuild: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "build", abstract: "Build an index file from the fetched sources.")
+
+    @Option(help: "Output index file.") var out: String
+    @Option(help: "Directory written by scripts/fetch-geodata.sh.") var data: String = "cache/geodata/out"
+    @Option(help: "Only these countries (ISO 3166-1 alpha-2, comma-separated).") var countries: String?
+    @Flag(help: "Leave postal codes out (smaller index).") var noPostal = false
+    @Option(help: "Leave out places with fewer people (smaller index, coarser rural localities).") var minPopulation: UInt32 = 0
+    @Option(help: "Split area cells with more vertices than this (smaller: faster lookups, larger index).")
+    var leafVertexLimit: Int = BuildOptions().leafVertexLimit
+    @Option(help: "Admin-0 polygons (GeoJSON); default: DATA/countries.geojson.") var admin0: String?
+    @Option(help: "Land mask polygons (GeoJSON); default: DATA/land.geojson.") var land: String?
+    @Option(help: "Admin-1 polygons (GeoJSON); default: DATA/admin1.geojson.") var admin1: String?
+    @Option(help: "iso-codes iso_3166-2.json; default: DATA/iso_3166-2.json.") var iso: String?
+    @Option(help: "GeoNames cities TSV; default: DATA/cities.txt.") var places: String?
+    @Option(help: "GeoNames postal TSV; default: DATA/postal.txt.") var postal: String?
+    @Option(help: "Continents (CC<TAB>XX or GeoNames countryInfo.txt); default: DATA/continents.tsv.") var continents: String?
+
+    func run() throws {
+        var inputs = BuildInputs.fetchedData(directory: data)
+        if let admin0 { inputs.countryPolygons = admin0 }
+        if let land { inputs.landPolygons = land }
+        if let admin1 { inputs.admin1Polygons = admin1 }
+        if let iso { inputs.isoSubdivisions = iso }
+        if let places { inputs.places = places }
+        if let postal { inputs.postalCodes = postal }
+        if let continents { inputs.continents = continents }
+        var options = BuildOptions(includePostalCodes: !noPostal, leafVertexLimit: max(8, leafVertexLimit))
+        options.minimumPopulation = minPopulation
+        if let countries {
+            options.countries = Set(countries.split(separator: ",").map { $0.trimmingPrefix(" ").uppercased() })
+        }
+        let report = try GeoIndexBuilder.build(inputs: inputs, options: options, outputPath: out)
+        for line in report.lines { print(line) }
+    }
+}
+
+struct IndexInfo: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "info", abstract: "Print an index's version, sources, build date, counts and size.")
+
+    @Argument(help: "Index file (default: the located index).") var file: String?
+
+    func run() throws {
+        let path = IndexLocator.locate(explicit: file)
+        let reader = try GeoIndexReader(path: path)
+        try reader.verifyContents()
+        let info = reader.info
+        print("index:    \(path)")
+        print("format:   version \(info.formatVersion) (checksums verified)")
+        print("size:     \(info.fileSize) bytes")
+        print("built:    \(info.buildDate) by \(info.builder)")
+        print("sources:")
+        for source in info.sources { print("  - \(source.name) [\(source.version)] licence: \(source.licence)") }
+        print("counts:")
+        for count in info.counts { print("  \(count.name): \(count.value)") }
+        print("attribution:")
+        for line in info.attribution.split(separator: "\n") { print("  \(line)") }
+    }
+}
+
+struct LookupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lookup",
+        abstract: "Look up one point, or `lat,lon` lines from stdin with --batch (one JSON object per line, in order).",
+        discussion: "Without --index: $GEOATTRD_INDEX, then \(IndexLocator.setupIndex), then \(IndexLocator.installedIndex).")
+
+    // Taken as raw strings so negative coordinates are not mistaken for options.
+    @Argument(parsing: .allUnrecognized, help: "LAT LON in decimal degrees.") var coordinates: [String] = []
+    @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
+    @Option(help: "Index file.") var index: String?
+    @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
+
+    var latitude: Double? { coordinates.count == 2 ? Double(coordinates[0]) : nil }
+    var longitude: Double? { coordinates.count == 2 ? Double(coordinates[1]) : nil }
+
+    func validate() throws {
+        if batch && !coordinates.isEmpty { throw ValidationError("--batch reads stdin; do not also give LAT LON") }
+        if !batch && (latitude == nil || longitude == nil) {
+            throw ValidationError("give LAT LON in decimal degrees (e.g. lookup 49.61 6.13), or --batch to read lines from stdin")
+        }
+    }
+
+    func run() throws {
+        let reader = try GeoIndexReader(path: IndexLocator.locate(explicit: index), coastToleranceMeters: coastTolerance)
+        if batch {
+            try BatchLookup(reader: reader).run()
+            return
+        }
+        guard let latitude, let longitude else { return }
+        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
+            var out: [UInt8] = []
+            PlaceJSON.appendError(
+                "coordinates out of range (latitude -90..90, longitude -180..180)", line: 1,
+                input: Array(coordinates.joined(separator: ",").utf8), to: &out)
+            print(String(decoding: out, as: UTF8.self))
+            throw ExitCode(2)
+        }
+        print(PlaceJSON.render(reader.place(latitude: latitude, longitude: longitude), latitude: latitude, longitude: longitude))
+    }
+}

@@ -1,0 +1,27 @@
+import GeoAttrCore
+import GeoAttrModel
+import GeoIndex
+
+/// The offline index as the daemon's geocoder.
+///
+/// Opening validates the header and section table (every later read is bounds-checked); the
+/// whole-file checksum is left to `geoattrctl index info`, because reading all of a 28 MB index
+/// at every start or swap would make it resident on a 256 MB device for nothing.
+struct IndexGeocoder: Geocoding {
+    let reader: GeoIndexReader
+    let indexVersion: String
+
+    static func load(path: String) throws -> any Geocoding {
+        let reader = try GeoIndexReader(path: path)
+        let info = reader.info
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return IndexGeocoder(reader: reader, indexVersion: "\(name) format \(info.formatVersion) built \(info.buildDate)")
+    }
+
+    func place(latitude: Double, longitude: Double) -> Place {
+        let found = reader.place(latitude: latitude, longitude: longitude)
+        return Place(
+            countryCode: found.countryCode, regionCode: found.regionCode, localityName: found.localityName,
+            postalCode: found.postalCode, continentCode: found.continentCode, boundaryMarginMeters: found.boundaryMarginMeters)
+    }
+}

