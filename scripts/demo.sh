@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: geoattrd, fed by gpsd (through gpsfake) replaying
-# share/tracks/demo.nmea, a receiver with no fix for 4 s that then drives down the
-# Champs-Elysees. The daemon takes a fix at once, again every 10 s (a short TTL for the demo),
-# one forced by SIGUSR1, and stops after DEMO_SECONDS (20); then its cache file is printed.
+# The main job on its embedded default: geoattrd with the real world index, fed by gpsd
+# (through gpsfake) replaying share/tracks/demo.nmea, a receiver with no fix for 4 s that then
+# drives down the Champs-Elysees. The daemon takes a fix at once, again every 10 s (a short TTL
+# for the demo), one forced by SIGUSR1, and stops after DEMO_SECONDS (20); then its cache file is
+# printed. The first run fetches the geodata and builds the world index (a few minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
+if ! python3 -m venv --help >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip >/dev/null
+fi
+if [ ! -f cache/geodata/world.gidx ]; then
+    bash scripts/fetch-geodata.sh >&2
+    bash scripts/build-world-index.sh >&2
+fi
 swift build --product geoattrd >&2
 swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
@@ -44,7 +52,8 @@ done
 printf 'schedule:\n  ttl_s: 10\n' >"$work/geoattrd.yaml"
 echo "== geoattrd --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea) for ${DEMO_SECONDS:-20} s" >&2
 "$bin/geoattrd" --config "$work/geoattrd.yaml" --gpsd "127.0.0.1:$port" \
-    --state-dir "$work" --state-file "$work/state" --socket "$work/geoattrd.sock" &
+    --state-dir "$work" --state-file "$work/state" --socket "$work/geoattrd.sock" \
+    --index cache/geodata/world.gidx &
 daemon_pid=$!
 sleep 6
 echo "== geoattrctl get --format otel (over the daemon's socket)" >&2
