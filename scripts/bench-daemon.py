@@ -5,7 +5,8 @@
           line, written when the result is in the attribute store), and to "scheduler started";
   idle    CPU time and context switches (wake-ups) over --idle-seconds in the foreground with a
           fresh cache: nothing should run but the next deadline;
-  memory  resident (VmRSS) and private memory (Private_* in smaps_rollup) while idle.
+  memory  resident (VmRSS) and private memory (Private_* in smaps_rollup) while idle, with the
+          world index open (cache/geodata/world.gidx, or --index).
 
 It uses a static location (gpsd disabled) to write the cache, so it needs no gpsd.
 Usage: scripts/bench-daemon.py [--binary PATH] [--runs N] [--idle-seconds S]
@@ -59,12 +60,19 @@ def main():
     parser.add_argument("--binary", default=os.path.join(root, ".build/release/geoattrd"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--idle-seconds", type=float, default=60)
+    parser.add_argument("--index", default=os.path.join(root, "cache/geodata/world.gidx"),
+                        help="geocoder index the daemon opens (default: the world index the set-up built)")
     args = parser.parse_args()
     work = tempfile.mkdtemp()
     config = os.path.join(work, "geoattrd.yaml")
     with open(config, "w") as f:
         f.write("gpsd:\n  enabled: false\nstatic:\n  latitude: 47.3769\n  longitude: 8.5417\n")
-    common = [args.binary, "--config", config, "--state-dir", work, "--state-file", os.path.join(work, "state")]
+    common = [args.binary, "--config", config, "--state-dir", work, "--state-file", os.path.join(work, "state"),
+              "--socket", os.path.join(work, "api.sock")]
+    if os.path.exists(args.index):
+        common += ["--index", args.index]
+    else:
+        print("no index at %s: measuring without one" % args.index)
 
     # Write the cache once.
     log = os.path.join(work, "first.log")

@@ -28,6 +28,9 @@ final class MappedFile: @unchecked Sendable {
         guard let address = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else {
             throw .cannotOpen(path: path, errno: errno)
         }
+        // Lookups touch a few scattered pages; without this, each fault reads ahead and maps
+        // neighbouring pages too, and most of the index ends up resident on a small device.
+        _ = madvise(address, size, Int32(MADV_RANDOM))
         mappedLength = size
         bytes = ByteView(base: UnsafeRawPointer(address), count: size)
     }
