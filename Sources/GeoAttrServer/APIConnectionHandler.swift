@@ -80,6 +80,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     private var deadline: NIODeadline?
     private var deadlineIsHead = true
     private var timer: Scheduled<Void>?
+    /// The request counter used last: a poller hits the same endpoint and status every time.
+    private var lastCounter: (endpoint: String, status: Int, counter: CoreMetrics.Counter)?
 
     init(context: ServerContext) {
         self.context = context
@@ -395,17 +397,22 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             buffer.writeBytes(body)
             channelContext.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
-        self.context.metrics.request(endpoint: endpoint, status: Int(status.code))
-        let close = closeAfterResponse
-        let loopBound = NIOLoopBound((self, channelContext), eventLoop: channelContext.eventLoop)
-        channelContext.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
-            let (handler, channelContext) = loopBound.value
-            handler.busy = false
-            if close {
-                channelContext.close(promise: nil)
-            } else {
-                handler.armIdleTimer(channelContext)
-            }
+        let code = Int(status.code)
+        if let last = lastCounter, last.endpoint == endpoint, last.status == code {
+            last.counter.increment()
+        } else {
+            let counter = self.context.metrics.counter(endpoint: endpoint, status: code)
+            counter.increment()
+            lastCounter = (endpoint, code, counter)
+        }
+        busy = false
+        if closeAfterResponse {
+            let channel = channelContext.channel
+            channelContext.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+        } else {
+            // The common keep-alive path: no completion callback to allocate per request.
+            channelContext.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            armIdleTimer(channelContext)
         }
     }
 

@@ -15,13 +15,17 @@ final class ServerMetrics: Sendable {
     }
 
     func request(endpoint: String, status: Int) {
+        counter(endpoint: endpoint, status: status).increment()
+    }
+
+    /// The counter for one endpoint and status (connections keep the last one they used).
+    func counter(endpoint: String, status: Int) -> Counter {
         let key = RequestKey(endpoint: endpoint, status: status)
-        let counter = requests.withLock { counters in
+        return requests.withLock { counters in
             if let counter = counters[key] { return counter }
             let counter = Counter(label: "geoattrd_requests_total", dimensions: [("endpoint", endpoint), ("status", String(status))])
             counters[key] = counter
             return counter
         }
-        counter.increment()
     }
 }
