@@ -17,8 +17,10 @@ public final class DaemonProcess: Sendable {
     public var cacheFile: String { "\(stateDirectory)/cache.json" }
     public var socketPath: String { directory.file("api.sock") }
 
-    /// Starts geoattrd with `--config`, `--state-dir` and `--state-file` in `directory`, plus
-    /// `arguments`. `config` is written to the config file first.
+    /// Starts geoattrd with `--config`, `--state-dir`, `--state-file` and `--socket` in
+    /// `directory`, plus `arguments`. `config` is written to the config file first. Unless
+    /// `arguments` name one, `--index` points at a file that does not exist, so a world index
+    /// the developer built does not change what the tests see.
     public init(
         config: String = "",
         arguments: [String] = [],
@@ -35,7 +37,8 @@ public final class DaemonProcess: Sendable {
         process = try ChildProcess(
             executable: BuiltProducts.path(of: "geoattrd"),
             arguments: ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.file("state"),
-                        "--state-file", directory.file("state-file"), "--socket", directory.file("api.sock")] + arguments,
+                        "--state-file", directory.file("state-file"), "--socket", directory.file("api.sock")]
+                + (arguments.contains("--index") ? [] : ["--index", directory.file("no-index.gidx")]) + arguments,
             environment: env,
             stderrFD: log.writeFD)
         log.closeWriteEnd()
