@@ -142,6 +142,10 @@ public actor Scheduler: Service {
         events.yield(.reconfigure(configuration, fixSource: fixSource))
     }
 
+    /// Returns when the scheduler's actor is free to run: the systemd watchdog pings through
+    /// this, so a wedged scheduler stops the pings and systemd restarts the daemon.
+    public func heartbeat() {}
+
     // MARK: Service
 
     public func run() async {

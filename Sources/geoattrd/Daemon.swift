@@ -50,8 +50,19 @@ struct Daemon {
             initialPower: initialPower,
             logger: Logger(label: "geoattrd")
         )
+        let notifier = SystemdNotifier()
+        // Socket activation: systemd holds the socket (it exists before the daemon starts, so
+        // sidecars never race it); otherwise the daemon binds its own.
+        let passed = ListenFDs.take()
+        let listening: APIServer.Listening
+        if let socket = passed.first(where: { $0.name == nil || $0.name == "api" || $0.name == "geoattrd.socket" }) ?? passed.first {
+            listening = .descriptor(socket.fd)
+            logger.info("using the socket passed by systemd", metadata: ["fd": "\(socket.fd)", "name": "\(socket.name ?? "-")"])
+        } else {
+            listening = .path(configuration.socketPath, mode: configuration.socketMode)
+        }
         let server = APIServer(
-            listening: .path(configuration.socketPath, mode: configuration.socketMode),
+            listening: listening,
             store: store, scheduler: scheduler, policy: Self.policy(for: configuration),
             schedule: configuration.schedule, limits: configuration.limits, registry: registry,
             logger: Logger(label: "geoattrd.api"))
@@ -59,6 +70,8 @@ struct Daemon {
         try await server.start()
         let running = RunningConfiguration(configuration)
         let reload: @Sendable () async -> Void = { [loader, logger, logLevel] in
+            notifier?.reloading()
+            defer { notifier?.ready(status: SystemdIntegration.statusLine(store)) }
             do {
                 let new = try await loader.load()
                 let old = running.value
@@ -97,6 +110,9 @@ struct Daemon {
             .init(service: stateWatcher),
             .init(service: signals),
         ]
+        if let notifier {
+            services.append(.init(service: SystemdIntegration(notifier: notifier, scheduler: scheduler, store: store, logger: logger)))
+        }
         // The index file is watched when there is one, or one was asked for by name.
         if indexLoaded || configuration.indexPath != nil {
             services.append(.init(service: reloader, successTerminationBehavior: .ignore))
@@ -108,6 +124,8 @@ struct Daemon {
         )
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(10)
         let group = ServiceGroup(configuration: groupConfiguration)
+        // Ready: the socket listens and the persisted cache is loaded (and served).
+        notifier?.ready(status: SystemdIntegration.statusLine(store))
         logger.info(
             "geoattrd started",
             metadata: [

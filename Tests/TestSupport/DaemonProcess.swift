@@ -17,7 +17,7 @@ public final class DaemonProcess: Sendable {
     public var cacheFile: String { "\(stateDirectory)/cache.json" }
     public var socketPath: String { directory.file("api.sock") }
 
-    /// Starts geoattrd with `--config`, `--state-dir`, `--state-file` and `--socket` in
+    /// Starts geoattrd (through `launcher`, e.g. systemd-socket-activate, when given) with `--config`, `--state-dir`, `--state-file` and `--socket` in
     /// `directory`, plus `arguments`. `config` is written to the config file first. Unless
     /// `arguments` name one, `--index` points at a file that does not exist, so a world index
     /// the developer built does not change what the tests see.
@@ -25,7 +25,8 @@ public final class DaemonProcess: Sendable {
         config: String = "",
         arguments: [String] = [],
         directory: TemporaryDirectory? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:],
+        launcher: [String] = []
     ) throws {
         let directory = try directory ?? TemporaryDirectory(prefix: "geoattrd")
         try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
@@ -34,9 +35,10 @@ public final class DaemonProcess: Sendable {
         env.removeValue(forKey: "JOURNAL_STREAM")
         for (key, value) in environment { env[key] = value }
         let log = try LineRecorder()
+        let geoattrd = BuiltProducts.path(of: "geoattrd")
         process = try ChildProcess(
-            executable: BuiltProducts.path(of: "geoattrd"),
-            arguments: ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.file("state"),
+            executable: launcher.first ?? geoattrd,
+            arguments: Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [geoattrd]) + ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.file("state"),
                         "--state-file", directory.file("state-file"), "--socket", directory.file("api.sock")]
                 + (arguments.contains("--index") ? [] : ["--index", directory.file("no-index.gidx")]) + arguments,
             environment: env,

@@ -1,0 +1,63 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stand-in for systemd's notify socket: receives the daemon's sd_notify datagrams.
+public final class NotifyListener: Sendable {
+    public let path: String
+    private let fd: Int32
+    private let store = Store()
+
+    private final class Store: Sendable {
+        let messages = Mutex<[String]>([])
+    }
+
+    public init(directory: TemporaryDirectory) throws {
+        path = directory.file("notify.sock")
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { throw ChildProcess.SpawnError(description: "bind of the notify socket failed") }
+        let thread = Thread { [fd, store] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n <= 0 { return }
+                let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                store.messages.withLock { $0.append(text) }
+            }
+        }
+        thread.start()
+    }
+
+    public var messages: [String] { store.messages.withLock { $0 } }
+
+    /// Waits for a datagram containing `field`, from message `start` on.
+    public func waitFor(_ field: String, from start: Int = 0, timeout: Duration = .seconds(20)) async -> (index: Int, text: String)? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let all = messages
+            if let index = all.indices.dropFirst(start).first(where: { all[$0].split(separator: "\n").contains { $0.hasPrefix(field) } }) {
+                return (index, all[index])
+            }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    deinit {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
+}
