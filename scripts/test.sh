@@ -16,6 +16,9 @@ if grep -E "^(warning:|$PWD/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:)" "$lo
     exit 1
 fi
 
+# The systemd units: verify must be silent, security must not regress.
+bash scripts/check-units.sh
+
 # The geocoder's tests build indexes synchronously and would hold the concurrency threads that
 # the timing-sensitive gpsd and daemon tests need on a 2-core machine: they run on their own.
 swift test --skip GeoIndexTests
