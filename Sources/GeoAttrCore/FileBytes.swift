@@ -41,6 +41,9 @@ package enum FileBytes {
         let temporary = "\(path).tmp-\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode))
         guard fd >= 0 else { throw WriteError(reason: "creating \(temporary): \(errorText())") }
+        // The mode asked for, whatever the umask (the unit sets UMask=0077; output files for other
+        // readers ask for 0644 explicitly).
+        _ = fchmod(fd, mode_t(mode))
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
