@@ -22,14 +22,6 @@ struct GeocoderReloaderTests {
         return VersionGeocoder(indexVersion: text)
     }
 
-    func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<3000 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test("a replaced index is swapped in; an invalid one is refused and the old one stays")
     func swapsAndRefuses() async throws {
         let directory = try TemporaryDirectory()

@@ -91,16 +91,6 @@ struct SchedulerTests {
         return Harness(scheduler: scheduler, store: store, source: source, task: task)
     }
 
-    /// Waits until `condition` holds (checked every few milliseconds), up to `timeout`.
-    func eventually(timeout: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return true
-    }
-
     @Test func takesAFixAtStartAndPublishesAndPersistsIt() async {
         let cache = MemoryCache()
         let harness = start(ScriptedFixSource([.fix(latitude: 47.37, longitude: 8.54)]), cache: cache)

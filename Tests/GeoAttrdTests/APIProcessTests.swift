@@ -25,11 +25,7 @@ struct APIProcessTests {
     }
 
     func attributesAvailable(_ client: GeoAttrClient) async -> Bool {
-        for _ in 0..<3000 {
-            if (try? await client.attributes()) != nil { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+        await eventually { (try? await client.attributes()) != nil }
     }
 
     @Test("every endpoint and format answers as documented")
@@ -206,13 +202,11 @@ struct APIProcessTests {
         let daemon = try await start("api:\n  max_connections: 4\n")
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         #expect(await attributesAvailable(client))
-        // Wait until the server has let go of those earlier connections: only this one is left.
-        var metrics = ""
-        for _ in 0..<3000 {
-            metrics = try await client.request("GET", "/metrics").text
-            if metrics.contains("geoattrd_connected_clients 1.0") { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Wait until the server has let go of those earlier connections: only this one is left,
+        // and then until that one has gone too.
+        #expect(await eventually {
+            (try? await client.request("GET", "/metrics").text)?.contains("geoattrd_connected_clients 1.0") == true
+        })
         try await Task.sleep(for: .milliseconds(50))
         var held: [RawUnixConnection] = []
         for _ in 0..<4 { held.append(try RawUnixConnection(path: daemon.socketPath)) }
@@ -247,13 +241,9 @@ struct APIProcessTests {
         let second = try #require(try await updates.next())
         #expect(second.generation > first.generation)
         // The vanished watchers are gone: the raw one, the client's watch and this request remain.
-        var connected = ""
-        for _ in 0..<200 {
-            connected = try await client.request("GET", "/metrics").text
-            if connected.contains("geoattrd_connected_clients 3.0") { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(connected.contains("geoattrd_connected_clients 3.0"), "\(connected)")
+        #expect(await eventually {
+            (try? await client.request("GET", "/metrics").text)?.contains("geoattrd_connected_clients 3.0") == true
+        })
         let started = ContinuousClock.now
         daemon.signal(SIGTERM)
         #expect(try await updates.next() == nil, "the watch did not end cleanly at shutdown")
@@ -278,12 +268,10 @@ struct FileOutputTests {
 
                 """)
         _ = try #require(await daemon.waitForLog("scheduler started"))
-        var env = ""
-        for _ in 0..<3000 {
-            env = (try? String(contentsOfFile: directory.file("geo.env"), encoding: .utf8)) ?? ""
-            if !env.isEmpty, FileManager.default.fileExists(atPath: directory.file("geo.prom")) { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        #expect(await eventually {
+            FileManager.default.fileExists(atPath: directory.file("geo.env")) && FileManager.default.fileExists(atPath: directory.file("geo.prom"))
+        })
+        let env = (try? String(contentsOfFile: directory.file("geo.env"), encoding: .utf8)) ?? ""
         #expect(env == "OTEL_RESOURCE_ATTRIBUTES=\"geo.location.lat=47.4,geo.location.lon=8.5\"\n")
         let prom = try String(contentsOfFile: directory.file("geo.prom"), encoding: .utf8)
         #expect(prom.contains("geoattrd_location_info{geo_location_lat=\"47.4\",geo_location_lon=\"8.5\"} 1"))

@@ -42,22 +42,9 @@ struct SystemdTests {
             config: APIProcessTests.staticConfig, directory: directory,
             launcher: ["systemd-socket-activate", "-l", activated, "--fdname=api"])
         // systemd-socket-activate binds first and starts the daemon on the first connection.
-        var listening = false
-        for _ in 0..<1000 where !listening {
-            listening = FileManager.default.fileExists(atPath: activated)
-            if !listening { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(listening)
+        #expect(await eventually { FileManager.default.fileExists(atPath: activated) })
         let client = GeoAttrClient(socketPath: activated, timeout: .seconds(20))
-        var document: String?
-        for _ in 0..<200 where document == nil {
-            document = try? await client.request("GET", "/v1/attributes").text
-            if document?.contains("47.3769") != true {
-                document = nil
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        #expect(document?.contains("47.3769") == true)
+        #expect(await eventually { (try? await client.request("GET", "/v1/attributes").text)?.contains("47.3769") == true })
         #expect(await daemon.waitForLog("using the socket passed by systemd") != nil)
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath), "the daemon bound a socket of its own")
         #expect(await daemon.stop() == 0)
