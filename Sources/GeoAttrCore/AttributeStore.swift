@@ -38,6 +38,11 @@ public final class AttributeStore: Sendable {
     public var status: DaemonStatus { state.withLock { $0.status } }
     public var powerState: PowerState { state.withLock { $0.status.powerState } }
 
+    /// The served result and the power state, read together (one lock: the API's hot path).
+    public var servedAndPowerState: (served: ServedResult?, powerState: PowerState) {
+        state.withLock { ($0.served, $0.status.powerState) }
+    }
+
     /// Replaces the served result in one step and notifies the subscribers.
     public func publish(_ served: ServedResult) {
         let subscribers = state.withLock { state in

@@ -80,6 +80,9 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     private var deadline: NIODeadline?
     private var deadlineIsHead = true
     private var timer: Scheduled<Void>?
+    /// The last attributes answer this connection sent, ready to send again: a sidecar polls
+    /// the same thing, and while nothing it could see changed, nothing is rendered or copied.
+    private var cachedAnswer: (key: ResponseCache.Key, etag: String, headers: HTTPHeaders, body: ByteBuffer)?
     /// The request counter used last: a poller hits the same endpoint and status every time.
     private var lastCounter: (endpoint: String, status: Int, counter: CoreMetrics.Counter)?
 
@@ -261,26 +264,39 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         guard let format = AttributeFormat(rawValue: formatName) else {
             return error(channelContext, .badRequest, .badRequest, "format must be json, otel, env or prometheus", "attributes")
         }
-        guard let served = self.context.store.served else {
+        let (current, state) = self.context.store.servedAndPowerState
+        guard let served = current else {
             return error(channelContext, .serviceUnavailable, .noLocation,
                          "no location yet: no fix, no cache and no static location", "attributes")
         }
-        let etag = "\"\(served.result.generation)-\(grant.level.rawValue)\""
-        if let match = requestHead.headers.first(name: "if-none-match"), match == etag || match == "*" {
-            return respond(channelContext, status: .notModified, body: [], contentType: nil, etag: etag, endpoint: "attributes")
-        }
-        let ttl = self.context.schedule.withLock { $0.ttl }
-        let state = self.context.store.powerState
+        let ttl = self.context.ttl
         let age = served.age()
         let key = ResponseCache.Key(
             generation: served.result.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
             ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
-        let grant = grant
-        let bytes = self.context.responses.body(for: key) {
-            AttributeRenderer.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state), as: format)
+        if cachedAnswer?.key != key {
+            let grant = grant
+            let bytes = self.context.responses.body(for: key) {
+                AttributeRenderer.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state), as: format)
+            }
+            let etag = "\"\(served.result.generation)-\(grant.level.rawValue)\""
+            var headers = HTTPHeaders()
+            headers.add(name: "content-type", value: format.contentType)
+            headers.add(name: "content-length", value: String(bytes.count))
+            headers.add(name: "etag", value: etag)
+            cachedAnswer = (key, etag, headers, channelContext.channel.allocator.buffer(bytes: bytes))
         }
-        respond(channelContext, status: .ok, body: requestHead.method == .HEAD ? [] : bytes, contentType: format.contentType,
-                etag: etag, endpoint: "attributes", contentLength: bytes.count)
+        guard let answer = cachedAnswer else { return }
+        if let match = requestHead.headers.first(name: "if-none-match"), match == answer.etag || match == "*" {
+            return respond(channelContext, status: .notModified, body: [], contentType: nil, etag: answer.etag, endpoint: "attributes")
+        }
+        var headers = answer.headers
+        if closeAfterResponse { headers.add(name: "connection", value: "close") }
+        channelContext.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        if requestHead.method != .HEAD {
+            channelContext.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+        }
+        finish(channelContext, status: .ok, endpoint: "attributes")
     }
 
     private func refresh(query: [String: String], _ channelContext: ChannelHandlerContext) {
@@ -397,6 +413,11 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             buffer.writeBytes(body)
             channelContext.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
+        finish(channelContext, status: status, endpoint: endpoint)
+    }
+
+    /// Counts the answer, ends it, and either closes or waits for the next request.
+    private func finish(_ channelContext: ChannelHandlerContext, status: HTTPResponseStatus, endpoint: String) {
         let code = Int(status.code)
         if let last = lastCounter, last.endpoint == endpoint, last.status == code {
             last.counter.increment()
@@ -419,7 +440,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     // MARK: Helpers
 
     static func split(_ uri: String) -> (String, [String: String]) {
-        guard let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
+        // The common case, a poller's plain GET, without building a query dictionary.
+        guard uri.utf8.contains(UInt8(ascii: "?")), let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
         var query: [String: String] = [:]
         for pair in uri[uri.index(after: mark)...].split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)

@@ -67,6 +67,7 @@ public final class APIServer: Service, Sendable {
     public func update(policy: AccessPolicy, schedule: ScheduleConfiguration) {
         context.policy.withLock { $0 = policy }
         context.schedule.withLock { $0 = schedule }
+        context.setTTL(schedule.ttl)
     }
 
     /// Binds (or adopts) the socket. Separate from `run()` so the daemon can report readiness
@@ -136,6 +137,14 @@ final class ServerContext: Sendable {
     let connections = ConnectionRegistry()
     let metrics = ServerMetrics()
     let responses = ResponseCache()
+    /// The schedule's TTL in nanoseconds, for staleness on the hot path without a lock.
+    private let ttlNanoseconds: Atomic<Int64>
+
+    var ttl: Duration { .nanoseconds(ttlNanoseconds.load(ordering: .relaxed)) }
+
+    func setTTL(_ ttl: Duration) {
+        ttlNanoseconds.store(ttl.nanosecondsValue, ordering: .relaxed)
+    }
 
     init(
         store: AttributeStore, scheduler: Scheduler, policy: AccessPolicy, schedule: ScheduleConfiguration,
@@ -145,6 +154,7 @@ final class ServerContext: Sendable {
         self.scheduler = scheduler
         self.policy = Mutex(policy)
         self.schedule = Mutex(schedule)
+        ttlNanoseconds = Atomic(schedule.ttl.nanosecondsValue)
         self.limits = limits
         self.registry = registry
         self.logger = logger
