@@ -16,10 +16,7 @@ struct StateFileWatcherTests {
         var all: [PowerState] { seen.withLock { $0 } }
 
         func waitFor(count: Int, timeout: Duration = .seconds(30)) async -> [PowerState] {
-            let deadline = ContinuousClock.now + timeout
-            while all.count < count, ContinuousClock.now < deadline {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
+            _ = await eventually(timeout: timeout, interval: .milliseconds(5)) { all.count >= count }
             return all
         }
     }
@@ -97,11 +94,7 @@ struct StateFileWatcherTests {
                 try (index.isMultiple(of: 2) ? "background" : "foreground").write(toFile: path, atomically: false, encoding: .utf8)
             }
             try "background".write(toFile: path, atomically: false, encoding: .utf8)
-            let deadline = ContinuousClock.now + .seconds(5)
-            while changes.all.last != .background, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(changes.all.last == .background)
+            #expect(await eventually { changes.all.last == .background })
             #expect(changes.all.count <= 1001)
         }
     }

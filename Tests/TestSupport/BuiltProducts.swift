@@ -25,12 +25,7 @@ public struct CommandResult: Sendable {
         let process = try ChildProcess(
             executable: executable, arguments: arguments,
             stdoutPath: directory.file("stdout"), stderrPath: directory.file("stderr"))
-        var status: Int32?
-        let deadline = ContinuousClock.now + timeout
-        while status == nil, ContinuousClock.now < deadline {
-            status = process.reap()
-            if status == nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        let status = await process.waitAsync(timeout: timeout)
         let elapsed = ContinuousClock.now - started
         if status == nil { process.terminate() }
         return CommandResult(

@@ -98,11 +98,7 @@ public final class ChildProcess: Sendable {
     /// Like `wait(timeout:)`, but sleeps as a task instead of blocking a thread.
     @discardableResult
     public func waitAsync(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let status = reap() { return status }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: timeout) { reap() != nil }
         return reap()
     }
 

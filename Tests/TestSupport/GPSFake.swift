@@ -68,13 +68,13 @@ public final class GPSFake: Sendable {
     }
 
     private static func waitUntilListening(port: UInt16, process: ChildProcess, log: LineRecorder, timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var failed = false
+        let listening = await eventually(timeout: timeout, interval: .milliseconds(20)) {
             if Loopback.accepts(port: port) { return true }
-            if !process.isRunning || log.text.contains("Address already in use") { return false }
-            try? await Task.sleep(for: .milliseconds(20))
+            failed = !process.isRunning || log.text.contains("Address already in use")
+            return failed
         }
-        return false
+        return listening && !failed
     }
 
     /// What gpsfake's own watcher received: every JSON object gpsd emitted, one per line.

@@ -74,12 +74,12 @@ public final class LineRecorder: Sendable {
     /// Waits until a line at or after `start` satisfies `predicate`; returns the first such
     /// line, or `nil` after `timeout`.
     public func waitForLine(from start: Int = 0, timeout: Duration = .seconds(20), where predicate: (String) -> Bool) async -> Line? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let line = all.dropFirst(start).first(where: { predicate($0.text) }) { return line }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
+        var found: Line?
+        _ = await eventually(timeout: timeout) {
+            found = all.dropFirst(start).first { predicate($0.text) }
+            return found != nil
         }
+        return found
     }
 
     public static func monotonicNanoseconds() -> Int64 {

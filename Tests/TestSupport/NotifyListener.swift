@@ -18,16 +18,7 @@ public final class NotifyListener: Sendable {
     public init(directory: TemporaryDirectory) throws {
         path = directory.file("notify.sock")
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = UnixAddress.withAddress(path) { bind(fd, $0, $1) }
         guard rc == 0 else { throw ChildProcess.SpawnError(description: "bind of the notify socket failed") }
         let thread = Thread { [fd, store] in
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -45,15 +36,13 @@ public final class NotifyListener: Sendable {
 
     /// Waits for a datagram containing `field`, from message `start` on.
     public func waitFor(_ field: String, from start: Int = 0, timeout: Duration = .seconds(20)) async -> (index: Int, text: String)? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
+        var found: (index: Int, text: String)?
+        _ = await eventually(timeout: timeout) {
             let all = messages
-            if let index = all.indices.dropFirst(start).first(where: { all[$0].split(separator: "\n").contains { $0.hasPrefix(field) } }) {
-                return (index, all[index])
-            }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(10))
+            found = all.indices.dropFirst(start).first { all[$0].split(separator: "\n").contains { $0.hasPrefix(field) } }.map { ($0, all[$0]) }
+            return found != nil
         }
+        return found
     }
 
     deinit {
