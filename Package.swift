@@ -143,7 +143,7 @@ let package = Package(
         // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
         .target(
             name: "TestSupport",
-            dependencies: ["GeoAttrModel"],
+            dependencies: ["GeoAttrModel", "GeoIndex", "GeoIndexBuilder"],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -168,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoIndexTests",
-            dependencies: ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI"]
+            dependencies: ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "TestSupport"]
         ),
         .testTarget(
             name: "GeoAttrServerTests",

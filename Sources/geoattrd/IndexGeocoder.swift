@@ -15,7 +15,9 @@ struct IndexGeocoder: Geocoding {
         let reader = try GeoIndexReader(path: path)
         let info = reader.info
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        return IndexGeocoder(reader: reader, indexVersion: "\(name) format \(info.formatVersion) built \(info.buildDate)")
+        // The size tells apart two builds of one day, so stationary reuse never hides a new index.
+        return IndexGeocoder(
+            reader: reader, indexVersion: "\(name) format \(info.formatVersion) built \(info.buildDate) size \(info.fileSize)")
     }
 
     func place(latitude: Double, longitude: Double) -> Place {

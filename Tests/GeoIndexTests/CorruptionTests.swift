@@ -1,3 +1,4 @@
+import TestSupport
 import GeoIndex
 import Testing
 

@@ -13,21 +13,21 @@ import GeoIndexBuilder
 /// - CC: both sides of the antimeridian at lat [-17,-16].
 /// - Zone "DD,EE": [10,12] x [10,12], split into DD and EE by the admin-1 layer at lon 11.
 /// Admin-1: AA-N (lat > 1), AA-S (given as second-level AA-S1), BB-X spilling 0.1 degree into AA.
-enum Fixture {
-    static func square(_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) -> String {
+public enum Fixture {
+    public static func square(_ x0: Double, _ y0: Double, _ x1: Double, _ y1: Double) -> String {
         "[[\(x0),\(y0)],[\(x1),\(y0)],[\(x1),\(y1)],[\(x0),\(y1)],[\(x0),\(y0)]]"
     }
 
-    static func feature(_ properties: String, polygons: [[String]]) -> String {
+    public static func feature(_ properties: String, polygons: [[String]]) -> String {
         let coordinates = polygons.map { "[" + $0.joined(separator: ",") + "]" }.joined(separator: ",")
         return #"{"type":"Feature","properties":{\#(properties)},"geometry":{"type":"MultiPolygon","coordinates":[\#(coordinates)]}}"#
     }
 
-    static func collection(_ features: [String]) -> String {
+    public static func collection(_ features: [String]) -> String {
         #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
     }
 
-    static let countries = collection([
+    public static let countries = collection([
         feature(#""country":"AA","zone":"Test/AA""#, polygons: [[square(0, 0, 2, 2.5), square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"BB","zone":"Test/BB""#, polygons: [[square(2, 0, 4, 2)], [square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"CC","zone":"Test/CC""#, polygons: [[square(179, -17, 180, -16)], [square(-180, -17, -179, -16)]]),
@@ -35,7 +35,7 @@ enum Fixture {
         feature(#""country":"-99","zone":"Etc/Test""#, polygons: [[square(20, 20, 21, 21)]]),
     ])
 
-    static let land = collection([
+    public static let land = collection([
         feature(#""iso_a2":"AA""#, polygons: [[square(0, 0, 2, 2)]]),
         feature(#""iso_a2":"BB""#, polygons: [[square(2, 0, 4, 2)]]),
         feature(#""iso_a2":"CC""#, polygons: [[square(179, -17, 179.9, -16)], [square(-179.9, -17, -179, -16)]]),
@@ -43,7 +43,7 @@ enum Fixture {
         feature(#""iso_a2":"ZZ""#, polygons: [[square(20, 20, 21, 21)]]),
     ])
 
-    static let admin1 = collection([
+    public static let admin1 = collection([
         feature(#""iso_a2":"AA","name":"North","iso_3166_2":"AA-N""#, polygons: [[square(0, 1, 2, 2), square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""iso_a2":"AA","name":"South","iso_3166_2":"AA-S1""#, polygons: [[square(0, 0, 1.9, 1), square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""iso_a2":"BB","name":"Bee","iso_3166_2":"BB-X""#, polygons: [[square(1.9, 0, 4, 2)], [square(0.5, 0.5, 0.7, 0.7)]]),
@@ -53,7 +53,7 @@ enum Fixture {
         feature(#""iso_a2":"CC","name":"East","iso_3166_2":"CC-E""#, polygons: [[square(179, -17, 180, -16)], [square(-180, -17, -179, -16)]]),
     ])
 
-    static let iso = #"""
+    public static let iso = #"""
         {"3166-2":[
         {"code":"AA-N","name":"North","type":"Region"},
         {"code":"AA-S","name":"South","type":"Region"},
@@ -73,11 +73,11 @@ enum Fixture {
         ]}
         """#
 
-    static func place(_ id: Int, _ name: String, _ lat: Double, _ lon: Double, _ country: String, _ population: Int, code: String = "PPL") -> String {
+    public static func place(_ id: Int, _ name: String, _ lat: Double, _ lon: Double, _ country: String, _ population: Int, code: String = "PPL") -> String {
         ["\(id)", name, name, "", "\(lat)", "\(lon)", "P", code, country, "", "", "", "", "", "\(population)", "", "", "", ""].joined(separator: "\t")
     }
 
-    static let cities = [
+    public static let cities = [
         place(1, "Bigcity", 1.5, 1.0, "AA", 2_000_000),
         place(2, "Suburbia", 1.55, 1.05, "AA", 20_000),
         place(3, "Smallville", 0.3, 0.3, "AA", 600),
@@ -89,11 +89,11 @@ enum Fixture {
         place(9, "Eeeville", 11.0, 11.5, "EE", 3_000),
     ].joined(separator: "\n") + "\n"
 
-    static func postal(_ country: String, _ code: String, _ name: String, _ lat: Double, _ lon: Double) -> String {
+    public static func postal(_ country: String, _ code: String, _ name: String, _ lat: Double, _ lon: Double) -> String {
         [country, code, name, "", "", "", "", "", "", "\(lat)", "\(lon)", "4"].joined(separator: "\t")
     }
 
-    static let postalCodes = [
+    public static let postalCodes = [
         postal("AA", "A-100", "Bigcity", 1.5, 1.0),
         postal("AA", "A-101", "Bigcity Ost", 1.5, 1.05),
         postal("AA", "A-999", "Mega Versicherung AG", 1.52, 1.02),
@@ -101,10 +101,10 @@ enum Fixture {
         postal("BB", "B-1", "Borderton", 0.3, 2.05),
     ].joined(separator: "\n") + "\n"
 
-    static let continents = "AA\tEU\nBB\tEU\nCC\tOC\nDD\tAS\nEE\tAS\n"
+    public static let continents = "AA\tEU\nBB\tEU\nCC\tOC\nDD\tAS\nEE\tAS\n"
 
     /// Writes the sources into a fresh directory and builds an index there.
-    static func build(postal: Bool = true) throws -> (directory: String, index: String, report: BuildReport) {
+    public static func build(postal: Bool = true) throws -> (directory: String, index: String, report: BuildReport) {
         var template = Array("/tmp/geoindex-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { buffer -> String in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "/tmp" }
@@ -125,11 +125,11 @@ enum Fixture {
         return (directory, index, report)
     }
 
-    static func write(_ text: String, to path: String) throws {
+    public static func write(_ text: String, to path: String) throws {
         try writeBytes(Array(text.utf8), to: path)
     }
 
-    static func writeBytes(_ bytes: [UInt8], to path: String) throws {
+    public static func writeBytes(_ bytes: [UInt8], to path: String) throws {
         guard let file = fopen(path, "wb") else { throw FixtureError.cannotWrite(path) }
         defer { fclose(file) }
         guard bytes.withUnsafeBytes({ fwrite($0.baseAddress, 1, $0.count, file) }) == bytes.count else {
@@ -137,7 +137,7 @@ enum Fixture {
         }
     }
 
-    static func readBytes(_ path: String) throws -> [UInt8] {
+    public static func readBytes(_ path: String) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else { throw FixtureError.cannotRead(path) }
         defer { fclose(file) }
         var bytes: [UInt8] = []

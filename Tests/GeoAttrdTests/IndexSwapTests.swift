@@ -1,0 +1,83 @@
+import Foundation
+import GeoAttrClient
+import GeoAttrModel
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon with real indexes (small ones the test builds from synthetic sources): geocoded
+/// attributes, a replacement swapped in by rename, a corrupt replacement refused.
+@Suite("geoattrd index swap")
+struct IndexSwapTests {
+    @Test("a replaced index is swapped in without a failed lookup; a corrupt one is refused and the old stays")
+    func swapAndRefuse() async throws {
+        let withoutPostal = try Fixture.build(postal: false)
+        let withPostal = try Fixture.build(postal: true)
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let index = directory.file("area.gidx")
+        try FileManager.default.copyItem(atPath: withoutPostal.index, toPath: index)
+        // Inside the fixture's country AA, region AA-N, at Bigcity.
+        let daemon = try DaemonProcess(
+            config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n",
+            arguments: ["--index", index], directory: directory)
+        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        let first = try await client.attributes()
+        #expect(first.attributes["geo.country.iso_code"] == .string("AA"))
+        #expect(first.attributes["geo.region.iso_code"] == .string("AA-N"))
+        #expect(first.attributes["geo.locality.name"] == .string("Bigcity"))
+        #expect(first.attributes["geo.postal_code"] == nil)
+
+        // Poll while the index is replaced: every answer must stay geocoded.
+        let poller = Task { () -> [String] in
+            var failures: [String] = []
+            while !Task.isCancelled {
+                do {
+                    let document = try await client.attributes()
+                    if document.attributes["geo.country.iso_code"] != .string("AA") { failures.append("\(document.attributes)") }
+                } catch {
+                    // The request in flight when the poller is cancelled ends with "cancelled".
+                    if !Task.isCancelled { failures.append("\(error)") }
+                }
+            }
+            return failures
+        }
+        try FileManager.default.copyItem(atPath: withPostal.index, toPath: directory.file("area.gidx.new"))
+        #expect(rename(directory.file("area.gidx.new"), index) == 0)
+        let swapped = try #require(await daemon.waitForLog("reason=\"file replaced\""))
+        #expect(swapped.text.contains("geocoder index in service"))
+        let refreshed = try await client.refresh(wait: .seconds(5))
+        #expect(refreshed.text.contains("\"geo.postal_code\":\"A-100\""), "\(refreshed.text)")
+        poller.cancel()
+        let failures = await poller.value
+        #expect(failures.isEmpty, "answers without the country while the index was swapped: \(failures.prefix(3))")
+
+        // A corrupt replacement: refused, and the index in service stays.
+        var corrupt = try Fixture.readBytes(withPostal.index)
+        corrupt.removeLast(corrupt.count / 2)
+        try Fixture.writeBytes(corrupt, to: directory.file("area.gidx.new"))
+        #expect(rename(directory.file("area.gidx.new"), index) == 0)
+        let refused = try #require(await daemon.waitForLog("geocoder index refused", from: swapped.index))
+        #expect(refused.text.contains("the previous index stays in service"))
+        let after = try await client.refresh(wait: .seconds(5))
+        #expect(after.text.contains("\"geo.postal_code\":\"A-100\""))
+        let status = try await client.status().text
+        #expect(status.contains("\"index_version\":\"area.gidx format"))
+        #expect(await daemon.stop() == 0)
+    }
+
+    @Test("without an index the daemon serves coordinates alone and says so")
+    func degradedWithoutIndex() async throws {
+        let daemon = try DaemonProcess(config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n")
+        _ = try #require(await daemon.waitForLog("fix accepted"))
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        let document = try await client.attributes()
+        #expect(document.attributes.keys.sorted() == ["geo.location.lat", "geo.location.lon"])
+        #expect(try await client.status().text.contains("no geocoder index"))
+        #expect(await daemon.waitForLog("geocoder index refused") != nil)
+        #expect(await daemon.stop() == 0)
+    }
+}
