@@ -25,6 +25,7 @@ public final class AttributeStore: Sendable {
         var served: ServedResult?
         var status: DaemonStatus
         var subscribers: [Int: AsyncStream<ServedResult?>.Continuation] = [:]
+        var powerSubscribers: [Int: AsyncStream<PowerState>.Continuation] = [:]
         var nextSubscriber = 0
     }
 
@@ -62,7 +63,30 @@ public final class AttributeStore: Sendable {
     }
 
     public func updateStatus(_ change: (inout DaemonStatus) -> Void) {
-        state.withLock { change(&$0.status) }
+        let (changed, subscribers) = state.withLock { state in
+            let before = state.status.powerState
+            change(&state.status)
+            let after = state.status.powerState
+            return (before != after ? after : nil, Array(state.powerSubscribers.values))
+        }
+        if let changed {
+            for subscriber in subscribers { subscriber.yield(changed) }
+        }
+    }
+
+    /// Every change of the power state (foreground/background), for status reporting.
+    public func powerStateChanges() -> AsyncStream<PowerState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PowerState.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state in
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.powerSubscribers[id] = continuation
+            return id
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.powerSubscribers.removeValue(forKey: id) }
+        }
+        return stream
     }
 
     /// The current result at once, then every change. Slow consumers see only the newest.
@@ -83,10 +107,14 @@ public final class AttributeStore: Sendable {
 
     /// Ends every update stream (graceful shutdown).
     public func finish() {
-        let subscribers = state.withLock { state in
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+        let (subscribers, powerSubscribers) = state.withLock { state in
+            defer {
+                state.subscribers = [:]
+                state.powerSubscribers = [:]
+            }
+            return (Array(state.subscribers.values), Array(state.powerSubscribers.values))
         }
         for subscriber in subscribers { subscriber.finish() }
+        for subscriber in powerSubscribers { subscriber.finish() }
     }
 }

@@ -4,7 +4,8 @@ import GeoAttrSystemd
 import Logging
 import ServiceLifecycle
 
-/// Tells systemd what the daemon is doing: STATUS= on every new result, WATCHDOG=1 every half
+/// Tells systemd what the daemon is doing: STATUS= on every new result and every change between
+/// foreground and background, WATCHDOG=1 every half
 /// interval (through the scheduler's actor, so a wedged main loop stops the pings), and
 /// STOPPING=1 when the graceful shutdown begins. READY=1 and RELOADING=1 are sent by the daemon
 /// where they happen.
@@ -35,6 +36,11 @@ struct SystemdIntegration: Service {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await _ in store.updates().cancelOnGracefulShutdown() {
+                        notifier.status(Self.statusLine(store))
+                    }
+                }
+                group.addTask {
+                    for await _ in store.powerStateChanges().cancelOnGracefulShutdown() {
                         notifier.status(Self.statusLine(store))
                     }
                 }

@@ -25,6 +25,8 @@ struct SystemdTests {
         let firstPing = try #require(await listener.waitFor("WATCHDOG=1", from: ready.index))
         #expect(await listener.waitFor("WATCHDOG=1", from: firstPing.index + 1) != nil)
         #expect(await listener.waitFor("STATUS=foreground, last fix") != nil)
+        try daemon.setState("background")
+        #expect(await listener.waitFor("STATUS=background") != nil)
         daemon.signal(SIGHUP)
         let reloading = try #require(await listener.waitFor("RELOADING=1", from: ready.index))
         #expect(reloading.text.contains("MONOTONIC_USEC="))
