@@ -63,11 +63,11 @@ public final class AttributeStore: Sendable {
     }
 
     public func updateStatus(_ change: (inout DaemonStatus) -> Void) {
-        let (changed, subscribers) = state.withLock { state in
+        let (changed, subscribers) = state.withLock { state -> (PowerState?, [AsyncStream<PowerState>.Continuation]) in
             let before = state.status.powerState
             change(&state.status)
             let after = state.status.powerState
-            return (before != after ? after : nil, Array(state.powerSubscribers.values))
+            return before == after ? (nil, []) : (after, Array(state.powerSubscribers.values))
         }
         if let changed {
             for subscriber in subscribers { subscriber.yield(changed) }

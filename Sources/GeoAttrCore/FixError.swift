@@ -40,6 +40,19 @@ public enum FixError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A stable machine-readable name of the outcome: metrics labels, API status fields.
+    public var code: String {
+        switch self {
+        case .gpsdUnreachable: "gpsd_unreachable"
+        case .connectionLost: "connection_lost"
+        case .noFix: "no_fix"
+        case .timeout: "timeout"
+        case .noSatellites: "no_satellites"
+        case .cancelled: "cancelled"
+        case .systemResources: "system_resources"
+        }
+    }
+
     private static func format(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
         return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)

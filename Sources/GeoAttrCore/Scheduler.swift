@@ -321,14 +321,8 @@ public actor Scheduler: Service {
     /// served), then the configured static location.
     private func fallBackToStaticIfNothingServed() {
         guard store.served == nil, let staticSource else { return }
-        let fix = Fix(
-            latitude: staticSource.latitude, longitude: staticSource.longitude,
-            altitudeMeters: staticSource.altitudeMeters,
-            mode: staticSource.altitudeMeters == nil ? .twoDimensional : .threeDimensional,
-            horizontalErrorMeters: staticSource.horizontalErrorMeters,
-            timeSource: .systemClock, receivedAt: .now(), timeToFixMilliseconds: 0, origin: .static)
         logger.notice("no GPS result to serve: serving the configured static location")
-        publish(fix)
+        publish(staticSource.makeFix())
         servingFallback = true
     }
 

@@ -8,13 +8,7 @@ enum SchedulerMetrics {
         let outcome: String
         switch result {
         case .success: outcome = "fix"
-        case .failure(.gpsdUnreachable): outcome = "gpsd_unreachable"
-        case .failure(.connectionLost): outcome = "connection_lost"
-        case .failure(.noFix): outcome = "no_fix"
-        case .failure(.timeout): outcome = "timeout"
-        case .failure(.noSatellites): outcome = "no_satellites"
-        case .failure(.cancelled): outcome = "cancelled"
-        case .failure(.systemResources): outcome = "system_resources"
+        case .failure(let error): outcome = error.code
         }
         Counter(label: "geoattrd_fixes_total", dimensions: [("outcome", outcome)]).increment()
         if case .success(let fix) = result, let milliseconds = fix.timeToFixMilliseconds {

@@ -43,7 +43,12 @@ public struct StaticFixSource: FixSource {
 
     public func fix() async throws(FixError) -> Fix {
         if Task.isCancelled { throw .cancelled }
-        return Fix(
+        return makeFix()
+    }
+
+    /// The configured location as a fix received now.
+    public func makeFix() -> Fix {
+        Fix(
             latitude: latitude,
             longitude: longitude,
             altitudeMeters: altitudeMeters,

@@ -39,12 +39,12 @@ struct FixEvaluator {
         self.startNanoseconds = startNanoseconds
     }
 
-    var deadlineNanoseconds: Int64 { startNanoseconds + rules.timeout.nanoseconds }
+    var deadlineNanoseconds: Int64 { startNanoseconds + rules.timeout.nanosecondsValue }
 
     /// The earliest moment at which `check(now:)` may end the attempt.
     var nextDecisionNanoseconds: Int64 {
         guard let noSignalSince else { return deadlineNanoseconds }
-        return min(deadlineNanoseconds, noSignalSince + rules.noSatelliteTimeout.nanoseconds)
+        return min(deadlineNanoseconds, noSignalSince + rules.noSatelliteTimeout.nanosecondsValue)
     }
 
     mutating func consume(_ report: GPSDReport) -> Step {
@@ -70,14 +70,14 @@ struct FixEvaluator {
     /// Ends the attempt when a deadline has passed: the no-satellite give-up, or the timeout
     /// (with the best fix within the looser bound, if any).
     func check(now: Int64) -> Step {
-        if let noSignalSince, now - noSignalSince >= rules.noSatelliteTimeout.nanoseconds {
+        if let noSignalSince, now - noSignalSince >= rules.noSatelliteTimeout.nanosecondsValue {
             return .fail(.noSatellites(seconds: Double(now - noSignalSince) / 1e9))
         }
         guard now >= deadlineNanoseconds else { return .wait }
         if let fallback {
             return .accept(makeFix(fallback.report, error: fallback.error))
         }
-        let timeout = rules.timeout.seconds
+        let timeout = rules.timeout.secondsValue
         if positionReports == 0 {
             return .fail(.timeout(timeoutSeconds: timeout))
         }
@@ -146,13 +146,4 @@ struct FixEvaluator {
             origin: .gps
         )
     }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
-    }
-
-    var seconds: Double { Double(nanoseconds) / 1e9 }
 }

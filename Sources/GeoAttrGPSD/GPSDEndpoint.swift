@@ -1,3 +1,5 @@
+import GeoAttrModel
+
 /// Where gpsd listens: `HOST:PORT`, `[IPv6]:PORT` or `HOST` (port 2947).
 public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
     public static let defaultPort: UInt16 = 2947
@@ -47,15 +49,5 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
     private static func port(_ text: Substring) -> UInt16? {
         guard let value = UInt16(text), value > 0 else { return nil }
         return value
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
-        else { return "" }
-        return String(scalars[first...last])
     }
 }

@@ -36,7 +36,7 @@ public struct GPSDFixSource: FixSource {
         let session = GPSDSession(endpoint: endpoint, rules: rules, logger: logger)
         let outcome = PendingOutcome()
         let abandonAfter = rules.timeout + Self.abandonSlack
-        let timeoutSeconds = rules.timeout.seconds
+        let timeoutSeconds = rules.timeout.secondsValue
 
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Fix, FixError>, Never>) in

@@ -75,8 +75,7 @@ struct GPSDSession {
     }
 
     private func release(_ connection: OpaquePointer, after acceptedNanoseconds: Int64, fix: Fix) -> Fix {
-        _ = CGPS_watch(connection, false)
-        CGPS_close(connection)
+        disableWatchAndClose(connection)
         let releaseMicros = (CGPS_monotonic_ns() - acceptedNanoseconds) / 1000
         logger.debug(
             "released gpsd after the accepted report",
@@ -85,9 +84,13 @@ struct GPSDSession {
     }
 
     private func releaseFailing(_ connection: OpaquePointer, _ error: FixError) -> FixError {
+        disableWatchAndClose(connection)
+        return error
+    }
+
+    private func disableWatchAndClose(_ connection: OpaquePointer) {
         _ = CGPS_watch(connection, false)
         CGPS_close(connection)
-        return error
     }
 
     static func text(_ code: Int32) -> String {

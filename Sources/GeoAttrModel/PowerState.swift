@@ -7,9 +7,6 @@ public enum PowerState: String, Sendable, Hashable, Codable, CaseIterable {
     /// Parses a state file's content: `foreground` or `background`, surrounding whitespace
     /// ignored. `nil` for anything else.
     public init?(stateFileContent content: String) {
-        var scalars = Substring(content).unicodeScalars
-        while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
-        self.init(rawValue: String(scalars))
+        self.init(rawValue: content.trimmingWhitespace())
     }
 }

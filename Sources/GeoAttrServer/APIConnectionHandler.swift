@@ -318,7 +318,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait)
         }
         let grant = grant
-        let ttl = self.context.schedule.withLock { $0.ttl }
+        let ttl = self.context.ttl
         let state = self.context.store
         promise.futureResult.assumeIsolated().whenSuccess { answer in
             switch answer.outcome {
@@ -379,7 +379,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         self.context.metrics.request(endpoint: "watch", status: 200)
         watch = WatchStream(
             channel: channelContext.channel, store: self.context.store, grant: grant,
-            ttl: self.context.schedule.withLock { $0.ttl }, heartbeat: self.context.limits.heartbeatInterval)
+            ttl: self.context.ttl, heartbeat: self.context.limits.heartbeatInterval)
         if self.context.connections.isShuttingDown { watch?.finish() }
     }
 
@@ -468,11 +468,4 @@ struct PeerCredentials: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = .max
     var gid: UInt32 = .max
-}
-
-extension Duration {
-    var nanosecondsValue: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }

@@ -66,7 +66,6 @@ public final class APIServer: Service, Sendable {
     /// Applies a reloaded access policy and schedule (for staleness) to new requests.
     public func update(policy: AccessPolicy, schedule: ScheduleConfiguration) {
         context.policy.withLock { $0 = policy }
-        context.schedule.withLock { $0 = schedule }
         context.setTTL(schedule.ttl)
     }
 
@@ -130,14 +129,14 @@ final class ServerContext: Sendable {
     let store: AttributeStore
     let scheduler: Scheduler
     let policy: Mutex<AccessPolicy>
-    let schedule: Mutex<ScheduleConfiguration>
     let limits: ServerLimits
     let registry: PrometheusCollectorRegistry?
     let logger: Logger
     let connections = ConnectionRegistry()
     let metrics = ServerMetrics()
     let responses = ResponseCache()
-    /// The schedule's TTL in nanoseconds, for staleness on the hot path without a lock.
+    /// The schedule's TTL in nanoseconds (all the API needs of the schedule: staleness), read on
+    /// the hot path without a lock.
     private let ttlNanoseconds: Atomic<Int64>
 
     var ttl: Duration { .nanoseconds(ttlNanoseconds.load(ordering: .relaxed)) }
@@ -153,7 +152,6 @@ final class ServerContext: Sendable {
         self.store = store
         self.scheduler = scheduler
         self.policy = Mutex(policy)
-        self.schedule = Mutex(schedule)
         ttlNanoseconds = Atomic(schedule.ttl.nanosecondsValue)
         self.limits = limits
         self.registry = registry

@@ -44,7 +44,7 @@ struct StatusDocument: Encodable {
         lastAttempt = status.lastAttempt.map { attempt in
             Attempt(
                 trigger: attempt.trigger.rawValue, startedAt: attempt.startedAt.iso8601, endedAt: attempt.endedAt.iso8601,
-                result: attempt.error == nil ? "fix" : Self.code(attempt.error), error: attempt.error?.description)
+                result: attempt.error?.code ?? "fix", error: attempt.error?.description)
         }
         nextFixAt = status.nextFixAt?.iso8601
         refreshTokens = status.refreshTokens
@@ -57,19 +57,6 @@ struct StatusDocument: Encodable {
         cacheAgeS = served?.age().components.seconds
         generation = served?.result.generation
         precision = grant.level.rawValue
-    }
-
-    static func code(_ error: FixError?) -> String {
-        switch error {
-        case .none: "fix"
-        case .gpsdUnreachable: "gpsd_unreachable"
-        case .connectionLost: "connection_lost"
-        case .noFix: "no_fix"
-        case .timeout: "timeout"
-        case .noSatellites: "no_satellites"
-        case .cancelled: "cancelled"
-        case .systemResources: "system_resources"
-        }
     }
 }
 

@@ -6,27 +6,20 @@ import Glibc
 /// when the CLI is a co-process.
 enum StandardStreams {
     static func writeLine(_ text: String, to fd: Int32) {
-        var bytes = Array((text + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { buffer in
-                write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        writeAll(Array((text + "\n").utf8), to: fd)
     }
 
     static func out(_ text: String) { writeLine(text, to: STDOUT_FILENO) }
 
     /// Raw bytes to standard output, as received.
-    static func writeRaw(_ bytes: [UInt8]) {
+    static func writeRaw(_ bytes: [UInt8]) { writeAll(bytes, to: STDOUT_FILENO) }
+
+    static func err(_ text: String) { writeLine("geoattrctl: " + text, to: STDERR_FILENO) }
+
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return
@@ -34,5 +27,4 @@ enum StandardStreams {
             offset += written
         }
     }
-    static func err(_ text: String) { writeLine("geoattrctl: " + text, to: STDERR_FILENO) }
 }

@@ -44,7 +44,7 @@ struct DaemonConfiguration: Sendable, Equatable {
     /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
     var effectiveSettings: [(key: String, value: String)] {
         func seconds(_ duration: Duration) -> String {
-            let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            let value = duration.secondsValue
             return value == value.rounded() ? String(Int64(value)) : String(value)
         }
         func number(_ value: Double) -> String { value == value.rounded() ? String(Int64(value)) : String(value) }
@@ -96,12 +96,8 @@ struct ConfigurationError: Error, CustomStringConvertible {
 
     /// One line, whatever the parser said.
     var description: String {
-        let flat = problem.split(whereSeparator: \.isNewline).map(Self.trimmed).filter { !$0.isEmpty }
+        let flat = problem.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         return "invalid configuration: \(key): \(flat.joined(separator: " | "))"
-    }
-
-    static func trimmed(_ text: Substring) -> String {
-        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }
 
@@ -155,7 +151,7 @@ struct ConfigurationLoader: Sendable {
     static func hasNoSettings(_ path: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: path) else { return false }
         return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).allSatisfy { line in
-            let trimmed = ConfigurationError.trimmed(line)
+            let trimmed = line.trimmingWhitespace()
             return trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---"
         }
     }
@@ -305,7 +301,7 @@ struct ConfigurationLoader: Sendable {
     }
 
     private func duration(_ config: ConfigReader, _ key: String, default value: Duration, minimum: Double) throws -> Duration {
-        let seconds = config.double(forKey: ConfigKey(stringLiteral: key), default: Double(value.components.seconds) + Double(value.components.attoseconds) / 1e18)
+        let seconds = config.double(forKey: ConfigKey(stringLiteral: key), default: value.secondsValue)
         guard seconds.isFinite, seconds >= minimum, seconds <= 10 * 365 * 86_400 else {
             throw ConfigurationError(key: key, problem: "expected seconds, at least \(minimum); got \(seconds)")
         }

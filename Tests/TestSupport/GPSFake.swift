@@ -77,12 +77,6 @@ public final class GPSFake: Sendable {
         return listening && !failed
     }
 
-    /// What gpsfake's own watcher received: every JSON object gpsd emitted, one per line.
-    public var emitted: [String] {
-        (try? String(contentsOfFile: directory.file("gpsfake.out"), encoding: .utf8))?
-            .split(separator: "\n").map(String.init) ?? []
-    }
-
     /// Runs `body` with a started gpsfake and stops it afterwards, also when `body` throws.
     public static func run<T>(
         nmea: String,
