@@ -105,6 +105,10 @@ public final class AttributeStore: Sendable {
         return stream
     }
 
+    /// How many `updates()` streams are open (watch clients, file outputs, systemd status): a
+    /// client that vanished must not leave one behind.
+    public var updateSubscriberCount: Int { state.withLock { $0.subscribers.count } }
+
     /// Ends every update stream (graceful shutdown).
     public func finish() {
         let (subscribers, powerSubscribers) = state.withLock { state in

@@ -95,6 +95,13 @@ public struct CacheFile: CacheStore {
         }
     }
 
+    /// Removes the temporary files of writes a crash interrupted (`cache.json.tmp-PID` of PIDs
+    /// that no longer run), which would otherwise pile up, one per crash. Call at start, before
+    /// the first write. Returns the paths removed.
+    public func removeStaleTemporaryFiles() -> [String] {
+        FileBytes.removeStaleTemporaries(of: path, directory: directory)
+    }
+
     private func setAside(reason: String) -> CacheFileError {
         if rename(path, setAsidePath) != 0 {
             return .corrupt(path: path, reason: "\(reason); setting it aside failed: \(FileBytes.errorText())")

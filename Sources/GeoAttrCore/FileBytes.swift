@@ -79,6 +79,27 @@ package enum FileBytes {
         }
     }
 
+    /// Removes the temporary files `writeAtomically` left beside `path` (`path.tmp-PID`) when the
+    /// process writing them died mid-write (kill -9, power cut): those of PIDs that no longer run.
+    /// Each crash would otherwise leave one behind for good. Returns the paths removed.
+    package static func removeStaleTemporaries(of path: String, directory: String) -> [String] {
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".tmp-"
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var removed: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), let pid = pid_t(name.dropFirst(prefix.count)), pid > 0, pid != getpid() else { continue }
+            // Alive (EPERM: alive, another user's): its write may be in progress.
+            if kill(pid, 0) == 0 || errno == EPERM { continue }
+            let stale = "\(directory)/\(name)"
+            if unlink(stale) == 0 { removed.append(stale) }
+        }
+        return removed
+    }
+
     package static func errorText(_ code: Int32 = errno) -> String {
         String(cString: strerror(code))
     }

@@ -160,6 +160,8 @@ public actor Scheduler: Service {
             handle(event)
         }
         shutDown()
+        // The last result accepted is the one a restart must serve: let its write finish.
+        await cacheWriter?.finishWriting(timeout: .seconds(5))
     }
 
     private func shutDown() {

@@ -123,7 +123,9 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
-            deadline = nil
+            // The body must arrive within the head's deadline too: a body that trickles, or never
+            // comes, would otherwise hold the connection (and a slot of api.max_connections) for ever.
+            if deadline == nil || !deadlineIsHead { armHeadTimer(channelContext) }
             head = requestHead
             body = []
             bodyTooLarge = false
@@ -134,6 +136,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
                 body += bytes
             }
         case .end:
+            deadline = nil
             guard let requestHead = head else { return }
             head = nil
             handle(requestHead, channelContext)
@@ -367,6 +370,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         if let served = self.context.store.served {
             MetricsPublisher.recordCacheAge(served.age())
         }
+        MetricsPublisher.recordUpdateSubscribers(self.context.store.updateSubscriberCount)
         respond(channelContext, status: .ok, body: registry.emitToBuffer(),
                 contentType: "text/plain; version=0.0.4; charset=utf-8", endpoint: "metrics")
     }

@@ -40,12 +40,16 @@ struct Daemon {
             load: IndexGeocoder.load)
         // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
         let indexLoaded = await reloader.reload(reason: "start")
+        let cache = CacheFile(directory: configuration.stateDirectory)
+        for removed in cache.removeStaleTemporaryFiles() {
+            logger.notice("removed a temporary cache file left by an interrupted write", metadata: ["path": "\(removed)"])
+        }
         let scheduler = Scheduler(
             configuration: configuration.schedule,
             fixSource: Self.fixSource(for: configuration),
             staticSource: Self.staticSource(for: configuration),
             geocoders: geocoders,
-            cache: CacheFile(directory: configuration.stateDirectory),
+            cache: cache,
             store: store,
             initialPower: initialPower,
             logger: Logger(label: "geoattrd")
@@ -61,10 +65,20 @@ struct Daemon {
         } else {
             listening = .path(configuration.socketPath, mode: configuration.socketMode)
         }
+        var limits = configuration.limits
+        let descriptors = DescriptorBudget.fit(connections: limits.maximumConnections)
+        if let raised = descriptors.raised {
+            logger.info("descriptor limit raised for api.max_connections", metadata: ["from": "\(raised.from)", "to": "\(raised.to)"])
+        }
+        if descriptors.connections < limits.maximumConnections {
+            logger.warning(
+                "the descriptor limit (\(descriptors.limit)) cannot hold api.max_connections \(limits.maximumConnections): lowered to \(descriptors.connections); more clients get 503 (raise LimitNOFILE=)")
+            limits.maximumConnections = descriptors.connections
+        }
         let server = APIServer(
             listening: listening,
             store: store, scheduler: scheduler, policy: Self.policy(for: configuration),
-            schedule: configuration.schedule, limits: configuration.limits, registry: registry,
+            schedule: configuration.schedule, limits: limits, registry: registry,
             logger: Logger(label: "geoattrd.api"))
         // Clients can connect once this returns: bind before the services run.
         try await server.start()

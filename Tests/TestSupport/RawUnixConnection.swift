@@ -10,13 +10,18 @@ public final class RawUnixConnection {
     public let fd: Int32
 
     public init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // `self.fd` is set only on success: a class whose init throws once every stored property
+        // is set runs its deinit, which would close the descriptor a second time, by then
+        // perhaps another thread's (NIO then traps on EBADF).
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ChildProcess.SpawnError(description: "socket failed") }
         let rc = UnixAddress.withAddress(path) { connect(fd, $0, $1) }
         guard rc == 0 else {
+            let reason = String(cString: strerror(errno))
             close(fd)
-            throw ChildProcess.SpawnError(description: "connect to \(path) failed: \(String(cString: strerror(errno)))")
+            throw ChildProcess.SpawnError(description: "connect to \(path) failed: \(reason)")
         }
+        self.fd = fd
     }
 
     /// Sends everything; `false` if the peer closed.
