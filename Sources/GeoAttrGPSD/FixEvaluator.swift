@@ -13,7 +13,9 @@ import GeoAttrModel
 ///   report is never deferred twice in a row, so a receiver flapping between modes still fixes.
 /// - Receivers that never send an error estimate: accepted with the error unknown (switchable).
 /// - Reports without time: the position is usable; the arrival time stands in (`systemClock`).
-/// - Receiver dates off by 1024-week GPS eras are moved back to the system clock's era.
+/// - Receiver dates off by 1024-week GPS eras are moved back to the system clock's era; a date
+///   that still cannot be right (before 2024, or over a year ahead of a sane system clock) is
+///   not used: the position is, dated like a report without time.
 struct FixEvaluator {
     enum Step: Equatable {
         case wait
@@ -91,7 +93,7 @@ struct FixEvaluator {
             let latitude = report.latitude, let longitude = report.longitude,
             PositionValidity.isPlausible(latitude: latitude, longitude: longitude)
         else { return check(now: report.receivedNanoseconds) }
-        if rules.requireTime, report.timeSeconds == nil {
+        if rules.requireTime, Self.receiverTime(of: report) == nil {
             return check(now: report.receivedNanoseconds)
         }
 
@@ -122,16 +124,20 @@ struct FixEvaluator {
         return check(now: report.receivedNanoseconds)
     }
 
+    /// The receiver's time of `report`, moved by whole GPS eras when that far from the system
+    /// clock; `nil` when the report carries none, or one that cannot be right.
+    static func receiverTime(of report: GPSDReport.PositionReport) -> (time: UTCTimestamp, source: FixTimeSource)? {
+        guard let seconds = report.timeSeconds else { return nil }
+        let received = UTCTimestamp(nanosecondsSinceEpoch: report.receivedRealtimeNanoseconds)
+        let raw = UTCTimestamp(seconds: seconds, nanoseconds: report.timeNanoseconds)
+        let corrected = WeekRollover.correct(raw, systemClock: received)
+        guard WeekRollover.isPlausible(corrected, systemClock: received) else { return nil }
+        return (corrected, corrected == raw ? .receiver : .receiverRolloverCorrected)
+    }
+
     private func makeFix(_ report: GPSDReport.PositionReport, error: Double?) -> Fix {
         let received = UTCTimestamp(nanosecondsSinceEpoch: report.receivedRealtimeNanoseconds)
-        var receiverTime: UTCTimestamp?
-        var timeSource = FixTimeSource.systemClock
-        if let seconds = report.timeSeconds {
-            let raw = UTCTimestamp(seconds: seconds, nanoseconds: report.timeNanoseconds)
-            let corrected = WeekRollover.correct(raw, systemClock: received)
-            receiverTime = corrected
-            timeSource = corrected == raw ? .receiver : .receiverRolloverCorrected
-        }
+        let time = Self.receiverTime(of: report)
         let altitude = report.mode >= 3 ? (report.altitudeMSL ?? report.altitudeHAE) : nil
         return Fix(
             latitude: report.latitude ?? .nan,
@@ -139,8 +145,8 @@ struct FixEvaluator {
             altitudeMeters: altitude,
             mode: report.mode >= 3 ? .threeDimensional : .twoDimensional,
             horizontalErrorMeters: error,
-            receiverTime: receiverTime,
-            timeSource: timeSource,
+            receiverTime: time?.time,
+            timeSource: time?.source ?? .systemClock,
             receivedAt: received,
             timeToFixMilliseconds: Double(report.receivedNanoseconds - startNanoseconds) / 1e6,
             origin: .gps

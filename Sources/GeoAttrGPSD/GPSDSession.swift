@@ -18,10 +18,17 @@ struct GPSDSession {
     let logger: Logger
 
     func run(wake: WakePipe) -> Result<Fix, FixError> {
+        // Cancelled before this thread got to run (the device went to the background while
+        // threads queued up): no connection at all, and no watch that would wake the receiver.
+        if Self.hasFired(wake) { return .failure(.cancelled) }
         let start = CGPS_monotonic_ns()
         var openError: Int32 = 0
         guard let connection = CGPS_open(endpoint.host, String(endpoint.port), &openError) else {
             return .failure(.gpsdUnreachable(endpoint: endpoint.description, reason: Self.text(openError)))
+        }
+        if Self.hasFired(wake) {
+            CGPS_close(connection)
+            return .failure(.cancelled)
         }
         logger.debug("connected to gpsd", metadata: ["gpsd": "\(endpoint)"])
         let watchError = CGPS_watch(connection, true)
@@ -55,6 +62,11 @@ struct GPSDSession {
                 switch evaluator.consume(parsed) {
                 case .wait: continue
                 case .accept(let fix):
+                    if case .position(let position) = parsed, let seconds = position.timeSeconds, fix.receiverTime == nil {
+                        logger.warning(
+                            "receiver time ignored: it cannot be right; the fix is dated by the system clock",
+                            metadata: ["receiver_time": "\(UTCTimestamp(seconds: seconds).iso8601)", "system_clock": "\(fix.receivedAt.iso8601)"])
+                    }
                     return .success(release(connection, after: report.received_monotonic_ns, fix: fix))
                 case .fail(let error): return .failure(releaseFailing(connection, error))
                 }
@@ -91,6 +103,12 @@ struct GPSDSession {
     private func disableWatchAndClose(_ connection: OpaquePointer) {
         _ = CGPS_watch(connection, false)
         CGPS_close(connection)
+    }
+
+    /// Whether the wake pipe was fired (the attempt was cancelled), without waiting.
+    static func hasFired(_ wake: WakePipe) -> Bool {
+        var fd = pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)
+        return poll(&fd, 1, 0) > 0
     }
 
     static func text(_ code: Int32) -> String {

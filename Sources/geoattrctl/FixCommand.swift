@@ -16,7 +16,8 @@ struct FixCommand: AsyncParsableCommand {
         discussion: """
             Prints {"lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms"}.
             error_m is null when the receiver gives no error estimate; time is the receiver's
-            UTC time (corrected for GPS week rollover) or null when the accepted report had none.
+            UTC time (corrected for GPS week rollover) or null when the accepted report had none
+            or one that cannot be right (before 2024, or over a year ahead of the system clock).
 
             Exit codes: 0 fix; 64 invalid arguments; 69 gpsd unreachable; 74 connection to gpsd
             lost; 75 no acceptable fix within the timeout (including: no satellite visible);

@@ -190,6 +190,33 @@ struct FixEvaluatorTests {
         let early = UTCTimestamp(seconds: 100)
         #expect(WeekRollover.correct(forward, systemClock: early) == forward)
     }
+
+    @Test("a receiver time that cannot be right (2019 as gpsd makes of 1999, 2040) is not used; the position is", arguments: [
+        Int64(1_562_500_821),  // 2019-07-07, gpsd 3.22's reading of a receiver's 1999-11-21
+        Int64(2_236_939_200),  // 2040-11-19
+    ])
+    func implausibleReceiverTimeIsNotUsed(time: Int64) throws {
+        var evaluator = evaluator()
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 1, time: time))))
+        #expect(fix.latitude == 48.85)
+        #expect(fix.receiverTime == nil)
+        #expect(fix.timeSource == .systemClock)
+        #expect(fix.time == fix.receivedAt)
+        // Required time: such a report counts as one without time.
+        var strict = self.evaluator { $0.requireTime = true }
+        #expect(strict.consume(Self.tpv(at: 1, time: time)) == .wait)
+    }
+
+    @Test func plausibleReceiverTimes() {
+        let clock = UTCTimestamp(seconds: 1_795_000_000)
+        for offset: Int64 in [0, -86_400 * 600, 86_400 * 365] {
+            #expect(WeekRollover.isPlausible(UTCTimestamp(seconds: 1_795_000_000 + offset), systemClock: clock))
+        }
+        #expect(!WeekRollover.isPlausible(UTCTimestamp(seconds: 1_795_000_000 + 86_400 * 367), systemClock: clock))
+        #expect(!WeekRollover.isPlausible(UTCTimestamp(seconds: WeekRollover.saneClockSeconds - 1), systemClock: clock))
+        // A system clock before 2024 cannot judge.
+        #expect(WeekRollover.isPlausible(UTCTimestamp(seconds: 100), systemClock: UTCTimestamp(seconds: 200)))
+    }
 }
 
 @Suite("CGPS shim")
