@@ -74,6 +74,9 @@ struct FaultDaemon {
                 #expect(
                     servedTime.flatMap { served in goodTime.map { !(served < $0) } } == true,
                     "served \(document.fixTime), older than the last good \(lastGood.fixTime)", sourceLocation: sourceLocation)
+                #expect(
+                    document.generation >= lastGood.generation,
+                    "served generation \(document.generation), older than the last good \(lastGood.generation)", sourceLocation: sourceLocation)
                 #expect(document.attributes["geo.location.lat"] != nil, "served a document without a position", sourceLocation: sourceLocation)
             }
         } else {

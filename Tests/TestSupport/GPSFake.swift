@@ -24,20 +24,31 @@ public final class GPSFake: Sendable {
     public var endpoint: String { "127.0.0.1:\(port)" }
 
     /// Starts gpsfake on `nmea`. `cycle` is the delay between sentences; `gpsdDebugLevel`
-    /// passes `-D N` to gpsd (level 4 logs every client exchange).
+    /// passes `-D N` to gpsd (level 4 logs every client exchange); `port` makes gpsd listen on
+    /// that port instead of a free one (a gpsd that appears, or comes back, where a client
+    /// already looks for it).
     public init(
         nmea: String,
         cycle: Double = 0.05,
         once: Bool = true,
         gpsdDebugLevel: Int? = nil,
+        port fixedPort: UInt16? = nil,
         readyTimeout: Duration = .seconds(20)
     ) async throws {
         let directory = try TemporaryDirectory(prefix: "gpsfake")
         let logPath = try directory.write(nmea, to: "track.nmea")
         var failures: [String] = []
+        if let fixedPort {
+            // A gpsd still going away on that port would pass for the new one being ready.
+            _ = await eventually(timeout: readyTimeout, interval: .milliseconds(20)) { !Loopback.accepts(port: fixedPort) }
+        }
         // A port can still be taken between the check and gpsd's bind: try another one.
-        for _ in 0..<3 {
-            let port = try Loopback.freePort()
+        for attempt in 0..<3 {
+            if fixedPort != nil, attempt > 0 {
+                // The previous gpsd on that port may still be letting go of it.
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            let port = try fixedPort ?? Loopback.freePort()
             var arguments = ["-p", "-q", "-P", String(port), "-c", String(cycle)]
             if once { arguments.append("-1") }
             if let gpsdDebugLevel { arguments += ["-D", String(gpsdDebugLevel)] }
@@ -83,9 +94,10 @@ public final class GPSFake: Sendable {
         cycle: Double = 0.05,
         once: Bool = true,
         gpsdDebugLevel: Int? = nil,
+        port: UInt16? = nil,
         _ body: (GPSFake) async throws -> T
     ) async throws -> T {
-        let gpsfake = try await GPSFake(nmea: nmea, cycle: cycle, once: once, gpsdDebugLevel: gpsdDebugLevel)
+        let gpsfake = try await GPSFake(nmea: nmea, cycle: cycle, once: once, gpsdDebugLevel: gpsdDebugLevel, port: port)
         do {
             let result = try await body(gpsfake)
             await gpsfake.stop()
