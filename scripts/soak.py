@@ -245,7 +245,7 @@ def main():
     parser.add_argument("--sample-every", type=float, default=2.0)
     parser.add_argument("--ttl", type=float, default=0.1)
     parser.add_argument("--cycle", type=float, default=0.01, help="gpsfake's delay between sentences")
-    parser.add_argument("--max-anon-growth-mb", type=float, default=2.0)
+    parser.add_argument("--max-anon-growth-mb", type=float, default=0.5)
     parser.add_argument("--json", help="write samples and figures here")
     args = parser.parse_args()
     if not os.access(args.binary, os.X_OK):

@@ -97,6 +97,10 @@ package struct FileWatcher: Sendable {
                         let nameBytes = raw[nameStart..<nameEnd].prefix { $0 != 0 }
                         if eventMask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
                             directoryGone = true
+                        } else if eventMask & UInt32(IN_Q_OVERFLOW) != 0 {
+                            // Events were dropped (a writer flooding the directory): the file may
+                            // have changed among them, so it is read again.
+                            relevant = true
                         } else if String(decoding: nameBytes, as: UTF8.self) == fileName {
                             relevant = true
                         }

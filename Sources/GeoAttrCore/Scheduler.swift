@@ -27,7 +27,7 @@ public actor Scheduler: Service {
         case refresh(origin: String, reply: @Sendable (RefreshOutcome) -> Void, completion: Completion?)
         case reconfigure(ScheduleConfiguration, fixSource: (any FixSource)?)
         case attemptEnded(id: Int, Result<Fix, FixError>)
-        case deadline(id: Int)
+        case wake(sleeper: Int)
     }
 
     private struct Attempt {
@@ -56,8 +56,7 @@ public actor Scheduler: Service {
     private var inFlight: Attempt?
     private var waiters: [Completion] = []
     private var attemptCounter = 0
-    private var timer: (id: Int, task: Task<Void, Never>)?
-    private var timerCounter = 0
+    private var timer = WakeTimer()
     private var lastGeneration: UInt64
     /// The static location is served only because the receiver failed: keep trying the receiver
     /// (on the backoff schedule) instead of waiting a whole TTL.
@@ -165,8 +164,7 @@ public actor Scheduler: Service {
     }
 
     private func shutDown() {
-        timer?.task.cancel()
-        timer = nil
+        timer.cancelAll()
         if let inFlight {
             logger.info("shutting down: cancelling the fix in flight")
             inFlight.task.cancel()
@@ -190,9 +188,8 @@ public actor Scheduler: Service {
             if let fixSource { self.fixSource = fixSource }
         case .attemptEnded(let id, let result):
             attemptEnded(id: id, result: result)
-        case .deadline(let id):
-            guard timer?.id == id else { return }
-            timer = nil
+        case .wake(let sleeper):
+            timer.sleeperWoke(sleeper)
         }
         reschedule()
     }
@@ -350,8 +347,7 @@ public actor Scheduler: Service {
     private func reschedule() {
         let now = ContinuousClock.now
         expireIfTooOld(now: now)
-        timer?.task.cancel()
-        timer = nil
+        timer.disarm()
         var wake = store.served.map { $0.obtainedAt + configuration.expireAfter }
         if inFlight == nil, power == .foreground {
             var due = now
@@ -404,18 +400,17 @@ public actor Scheduler: Service {
     }
 
     private func armTimer(at instant: ContinuousClock.Instant) {
-        timerCounter += 1
-        let id = timerCounter
         let events = events
-        let task = Task {
-            do {
-                try await Task.sleep(until: instant, clock: .continuous)
-            } catch {
-                return
+        timer.arm(at: instant) { id, wakesAt in
+            Task {
+                do {
+                    try await Task.sleep(until: wakesAt, clock: .continuous)
+                } catch {
+                    return
+                }
+                events.yield(.wake(sleeper: id))
             }
-            events.yield(.deadline(id: id))
         }
-        timer = (id, task)
     }
 
     // MARK: Start-up

@@ -1,5 +1,6 @@
 import GeoAttrCore
 import GeoAttrModel
+import NIOCore
 
 /// `GET /v1/status`. Location data in it is cut to the client's grant like everywhere else.
 struct StatusDocument: Encodable {
@@ -86,7 +87,7 @@ struct RefreshAnswer: Sendable {
     var outcome: Scheduler.RefreshOutcome
     var result: Result<LocationResult, FixError>?
 
-    static func obtain(scheduler: Scheduler, origin: String, wait: Duration?) async -> RefreshAnswer {
+    static func obtain(scheduler: Scheduler, origin: String, wait: Duration?, timer: any EventLoop) async -> RefreshAnswer {
         guard let wait else {
             return RefreshAnswer(outcome: await scheduler.requestRefresh(origin: origin), result: nil)
         }
@@ -96,20 +97,16 @@ struct RefreshAnswer: Sendable {
             continuation.finish()
         }
         if case .refused = outcome { return RefreshAnswer(outcome: outcome, result: nil) }
-        let result = await withTaskGroup(of: Result<LocationResult, FixError>?.self) { group in
-            group.addTask {
-                for await result in stream { return result }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: wait)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            continuation.finish()
-            return first
+        // The wait ends on the event loop, not in a sleeping task: a cancelled Task.sleep holds
+        // its memory until its deadline (swiftlang/swift#60441), a cancelled scheduled task not.
+        let timeout = timer.scheduleTask(in: TimeAmount(wait)) { continuation.finish() }
+        var result: Result<LocationResult, FixError>?
+        for await first in stream {
+            result = first
+            break
         }
+        timeout.cancel()
+        continuation.finish()
         return RefreshAnswer(outcome: outcome, result: result)
     }
 }

@@ -26,6 +26,16 @@ public struct FileOutputs: Service {
 
     public func run() async {
         guard envFile != nil || prometheusFile != nil else { return }
+        // A crash during a write leaves its temporary file (`PATH.tmp-PID`) beside the output.
+        let paths = [envFile, prometheusFile].compactMap { $0 }
+        let removed = await offPool {
+            paths.flatMap { path in
+                FileBytes.removeStaleTemporaries(of: path, directory: path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".")
+            }
+        }
+        for path in removed ?? [] {
+            logger.notice("removed a temporary output file left by an interrupted write", metadata: ["path": "\(path)"])
+        }
         var lastGeneration: UInt64?
         for await served in store.updates().cancelOnGracefulShutdown() {
             guard let served, served.result.generation != lastGeneration else { continue }

@@ -15,6 +15,13 @@ final class WatchStream: Sendable {
         let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
         self.finishing = finishing
         task = Task {
+            // On the event loop, not a sleeping task: a cancelled Task.sleep holds its memory
+            // until its deadline (swiftlang/swift#60441), so clients dropping watches in a loop
+            // would pile up a heartbeat's worth each; a cancelled scheduled task is freed at once.
+            let interval = TimeAmount(heartbeat)
+            let heartbeats = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+                Self.write(": heartbeat\n\n", to: channel)
+            }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var lastGeneration: UInt64?
@@ -29,22 +36,13 @@ final class WatchStream: Sendable {
                     }
                 }
                 group.addTask {
-                    while !Task.isCancelled {
-                        do {
-                            try await Task.sleep(for: heartbeat)
-                        } catch {
-                            return
-                        }
-                        Self.write(": heartbeat\n\n", to: channel)
-                    }
-                }
-                group.addTask {
                     for await _ in finishStream { return }
                 }
-                // The first task to end (shutdown, store finished, heartbeat cancelled) ends all.
+                // The first task to end (shutdown, store finished, client gone) ends all.
                 await group.next()
                 group.cancelAll()
             }
+            heartbeats.cancel()
             channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
         }
     }

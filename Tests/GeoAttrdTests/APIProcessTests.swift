@@ -255,9 +255,15 @@ struct APIProcessTests {
 
 @Suite("geoattrd file outputs")
 struct FileOutputTests {
-    @Test("the env and textfile outputs are rewritten on every change, at their configured precision")
+    @Test("the env and textfile outputs are rewritten on every change, at their configured precision; crashed writers' temporaries are removed")
     func outputsFollowChanges() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
+        // What a writer killed mid-write leaves behind, and one of a writer still running (ours).
+        let exited = try ChildProcess(executable: "true", arguments: [])
+        #expect(await exited.waitAsync(timeout: .seconds(10)) == 0)
+        let stale = [directory.file("geo.env.tmp-\(exited.pid)"), directory.file("geo.prom.tmp-\(exited.pid)")]
+        let live = directory.file("geo.env.tmp-\(getpid())")
+        for path in stale + [live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("partial".utf8))) }
         let daemon = try DaemonProcess(
             config: APIProcessTests.staticConfig + """
                 outputs:
@@ -276,6 +282,8 @@ struct FileOutputTests {
         let prom = try String(contentsOfFile: directory.file("geo.prom"), encoding: .utf8)
         #expect(prom.contains("geoattrd_location_info{geo_location_lat=\"47.4\",geo_location_lon=\"8.5\"} 1"))
         #expect(!prom.contains("47.3769"))
+        for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) was left in place") }
+        #expect(FileManager.default.fileExists(atPath: live), "a running writer's temporary file was removed")
         #expect(await daemon.stop() == 0)
     }
 }
