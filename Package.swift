@@ -107,10 +107,24 @@ let package = Package(
             name: "GeoAttrSystemd",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        // The daemon's configuration: flags, GEOATTRD_* environment, YAML file, validation. A library
+        // of its own so the fuzzer drives the very loading path the daemon uses.
+        .target(
+            name: "GeoAttrDaemonConfig",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrGPSD",
+                "GeoAttrModel",
+                "GeoAttrServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
         .executableTarget(
             name: "geoattrd",
             dependencies: [
                 "GeoAttrCore",
+                "GeoAttrDaemonConfig",
                 "GeoAttrGPSD",
                 "GeoAttrModel",
                 "GeoAttrSystemd",

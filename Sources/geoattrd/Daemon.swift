@@ -1,4 +1,5 @@
 import GeoAttrCore
+import GeoAttrDaemonConfig
 import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GeoAttrDaemonConfig
 import GeoAttrSystemd
 import Logging
 import Metrics

@@ -1,10 +1,10 @@
 import Configuration
 import FoundationEssentials
-import GeoAttrCore
-import GeoAttrGPSD
-import GeoAttrModel
-import GeoAttrServer
-import Logging
+package import GeoAttrCore
+package import GeoAttrGPSD
+package import GeoAttrModel
+package import GeoAttrServer
+package import Logging
 import Synchronization
 import SystemPackage
 
@@ -13,36 +13,36 @@ import SystemPackage
 /// Sources, first match wins: command-line flags, then `GEOATTRD_*` environment variables
 /// (`fix.max_error_m` is `GEOATTRD_FIX_MAX_ERROR_M`), then the YAML file, then the defaults
 /// documented in config/geoattrd.yaml.
-struct DaemonConfiguration: Sendable, Equatable {
-    struct StaticLocation: Sendable, Equatable {
-        var latitude: Double
-        var longitude: Double
-        var altitudeMeters: Double?
-        var errorMeters: Double?
+package struct DaemonConfiguration: Sendable, Equatable {
+    package struct StaticLocation: Sendable, Equatable {
+        package var latitude: Double
+        package var longitude: Double
+        package var altitudeMeters: Double?
+        package var errorMeters: Double?
     }
 
-    var gpsdEnabled = true
-    var gpsdEndpoint = GPSDEndpoint.default
-    var fixRules = FixAcceptanceRules()
-    var schedule = ScheduleConfiguration()
-    var stateFile = "/run/geoattrd/state"
-    var defaultPower = PowerState.foreground
-    var stateDirectory = "/var/lib/geoattrd"
-    var staticLocation: StaticLocation?
-    var indexPath: String?
-    var socketPath = "/run/geoattrd/geoattrd.sock"
-    var socketMode: UInt32 = 0o660
-    var limits = ServerLimits()
-    var envOutput: String?
-    var prometheusOutput: String?
-    var outputGrant = Grant(level: .exact)
-    var accessDefault = PrecisionLevel.exact
-    var accessRules: [AccessPolicy.Rule] = []
-    var accessMutators: [AccessPolicy.Subject] = []
-    var logLevel = Logger.Level.info
+    package var gpsdEnabled = true
+    package var gpsdEndpoint = GPSDEndpoint.default
+    package var fixRules = FixAcceptanceRules()
+    package var schedule = ScheduleConfiguration()
+    package var stateFile = "/run/geoattrd/state"
+    package var defaultPower = PowerState.foreground
+    package var stateDirectory = "/var/lib/geoattrd"
+    package var staticLocation: StaticLocation?
+    package var indexPath: String?
+    package var socketPath = "/run/geoattrd/geoattrd.sock"
+    package var socketMode: UInt32 = 0o660
+    package var limits = ServerLimits()
+    package var envOutput: String?
+    package var prometheusOutput: String?
+    package var outputGrant = Grant(level: .exact)
+    package var accessDefault = PrecisionLevel.exact
+    package var accessRules: [AccessPolicy.Rule] = []
+    package var accessMutators: [AccessPolicy.Subject] = []
+    package var logLevel = Logger.Level.info
 
     /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
-    var effectiveSettings: [(key: String, value: String)] {
+    package var effectiveSettings: [(key: String, value: String)] {
         func seconds(_ duration: Duration) -> String {
             let value = duration.secondsValue
             return value == value.rounded() ? String(Int64(value)) : String(value)
@@ -85,32 +85,39 @@ struct DaemonConfiguration: Sendable, Equatable {
     }
 
     /// The default configuration file, read when present.
-    static let defaultFile = "/etc/geoattrd/geoattrd.yaml"
-    static let environmentPrefix = "GEOATTRD_"
+    package static let defaultFile = "/etc/geoattrd/geoattrd.yaml"
+    package static let environmentPrefix = "GEOATTRD_"
 }
 
 /// A configuration that cannot be used, with the key to fix.
-struct ConfigurationError: Error, CustomStringConvertible {
-    var key: String
-    var problem: String
+package struct ConfigurationError: Error, CustomStringConvertible {
+    package var key: String
+    package var problem: String
 
     /// One line, whatever the parser said.
-    var description: String {
+    package var description: String {
         let flat = problem.split(whereSeparator: \.isNewline).map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         return "invalid configuration: \(key): \(flat.joined(separator: " | "))"
     }
 }
 
 /// Reads and validates the configuration from flags, environment and file.
-struct ConfigurationLoader: Sendable {
+package struct ConfigurationLoader: Sendable {
     /// Flag values by configuration key (`gpsd.endpoint`, ...).
-    var flags: [String: String]
-    var environment: [String: String]
+    package var flags: [String: String]
+    package var environment: [String: String]
     /// The YAML file; `explicit` when the user named it (then it must exist).
-    var filePath: String
-    var explicit: Bool
+    package var filePath: String
+    package var explicit: Bool
 
-    func load() async throws -> DaemonConfiguration {
+    package init(flags: [String: String], environment: [String: String], filePath: String, explicit: Bool) {
+        self.flags = flags
+        self.environment = environment
+        self.filePath = filePath
+        self.explicit = explicit
+    }
+
+    package func load() async throws -> DaemonConfiguration {
         let fileProvider: any ConfigProvider
         if Self.hasNoSettings(filePath) {
             // An empty file, or one with only comments, is an empty configuration (YAML calls it
