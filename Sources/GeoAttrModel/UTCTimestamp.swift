@@ -70,7 +70,9 @@ public struct UTCTimestamp: Sendable, Hashable, Comparable {
         else { return nil }
         var nanos: Int64 = 0
         if bytes.count > 20 {
-            guard bytes[19] == 46, bytes.count <= 31, let fraction = number(20..<(bytes.count - 1)) else {
+            // At most nine digits (nanoseconds): ten once made the scale loop's range negative, a
+            // crash on a cache file or an answer with such a time.
+            guard bytes[19] == 46, bytes.count <= 30, let fraction = number(20..<(bytes.count - 1)) else {
                 return nil
             }
             var scale: Int64 = 1

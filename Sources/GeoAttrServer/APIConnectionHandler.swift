@@ -448,7 +448,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         guard uri.utf8.contains(UInt8(ascii: "?")), let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
         var query: [String: String] = [:]
         for pair in uri[uri.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
+            // Empty pieces kept, so there is always a name, if empty ("?=" once crashed here).
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             query[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         return (String(uri[..<mark]), query)

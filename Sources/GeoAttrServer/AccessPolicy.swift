@@ -66,7 +66,10 @@ public struct AccessPolicy: Sendable, Hashable {
         guard parts.count == 2 else { throw ParseError(text: text) }
         let subject = try parseSubject(String(parts[0]))
         let levelParts = parts[1].split(separator: "/", maxSplits: 1)
-        guard let level = PrecisionLevel(rawValue: String(levelParts[0])) else { throw ParseError(text: text) }
+        // "uid:1=/" leaves no pieces at all: an error, not a crash.
+        guard let levelText = levelParts.first, let level = PrecisionLevel(rawValue: String(levelText)) else {
+            throw ParseError(text: text)
+        }
         var decimals: Int?
         if levelParts.count == 2 {
             guard let value = Int(levelParts[1]), (0...9).contains(value) else { throw ParseError(text: text) }

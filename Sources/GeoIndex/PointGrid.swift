@@ -32,7 +32,9 @@ struct PointGrid: Sendable {
         guard let cellSize = section.f64(0), let columns = section.u32(8), let rows = section.u32(12),
             let cellCount = section.u32(16), let recordCount = section.u32(20), let recordSize = section.u32(24),
             cellSize.isFinite, cellSize > 0.001, cellSize <= 180, Int(recordSize) == expectedRecordSize,
-            Int(columns) == Int((360 / cellSize).rounded()), Int(rows) == Int((180 / cellSize).rounded())
+            Int(columns) == Int((360 / cellSize).rounded()), Int(rows) == Int((180 / cellSize).rounded()),
+            // Cell keys are u32: a finer grid (a crafted cell size) would overflow them in lookups.
+            Int(columns) * Int(rows) <= Int(UInt32.max) + 1
         else { return nil }
         let keyBytes = Int(cellCount) * 4
         guard let keys = section.slice(Self.headerSize, keyBytes),
