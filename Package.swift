@@ -160,6 +160,28 @@ let package = Package(
             dependencies: ["GeoAttrModel", "GeoIndex", "GeoIndexBuilder"],
             path: "Tests/TestSupport"
         ),
+        // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).
+        .target(name: "CFuzzerDriver", path: "Fuzz/CFuzzerDriver"),
+        // The fuzz harnesses (HTTP API, index reader, config loader, cache file, state file): a
+        // libFuzzer binary when built by scripts/fuzz.sh, an input replayer otherwise. Not shipped.
+        .executableTarget(
+            name: "geoattr-fuzz",
+            dependencies: [
+                "CFuzzerDriver",
+                "GeoAttrCore",
+                "GeoAttrDaemonConfig",
+                "GeoAttrModel",
+                "GeoAttrServer",
+                "GeoIndex",
+                "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Fuzz/geoattr-fuzz"
+        ),
         .testTarget(
             name: "GeoAttrCoreTests",
             dependencies: [

@@ -11,7 +11,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 swift build --build-tests 2>&1 | tee "$log"
 # Swift 6 language mode, complete strict concurrency: a warning in our code fails the build.
-if grep -E "^(warning:|$PWD/(Sources|Tests)/[^:]+:[0-9]+:[0-9]+: warning:)" "$log" | sort -u | grep .; then
+if grep -E "^(warning:|$PWD/(Sources|Tests|Fuzz)/[^:]+:[0-9]+:[0-9]+: warning:)" "$log" | sort -u | grep .; then
     echo "test: the build printed warnings (above); fix them" >&2
     exit 1
 fi

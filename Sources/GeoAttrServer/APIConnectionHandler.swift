@@ -2,7 +2,7 @@ import CoreMetrics
 import FoundationEssentials
 import GeoAttrCore
 import GeoAttrModel
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 import Prometheus
 import Synchronization
@@ -12,9 +12,10 @@ import Glibc
 #endif
 
 /// Sets up one accepted connection: admission, peer credentials, the HTTP/1 codec with the
-/// header limit, and the API handler.
-enum ConnectionSetup {
-    static func configure(_ channel: any Channel, context: ServerContext) throws {
+/// header limit, and the API handler. (`package`: the HTTP fuzz harness sets up its connections
+/// with it too.)
+package enum ConnectionSetup {
+    package static func configure(_ channel: any Channel, context: ServerContext) throws {
         let sync = channel.pipeline.syncOperations
         guard context.connections.admit(channel, limit: context.limits.maximumConnections) else {
             // Over the limit (or shutting down): a clean 503 once the connection is active, then

@@ -125,7 +125,7 @@ extension APIServer.Listening: CustomStringConvertible {
 }
 
 /// Everything a connection needs, shared by all of them.
-final class ServerContext: Sendable {
+package final class ServerContext: Sendable {
     let store: AttributeStore
     let scheduler: Scheduler
     let policy: Mutex<AccessPolicy>
@@ -145,7 +145,7 @@ final class ServerContext: Sendable {
         ttlNanoseconds.store(ttl.nanosecondsValue, ordering: .relaxed)
     }
 
-    init(
+    package init(
         store: AttributeStore, scheduler: Scheduler, policy: AccessPolicy, schedule: ScheduleConfiguration,
         limits: ServerLimits, registry: PrometheusCollectorRegistry?, logger: Logger
     ) {

@@ -1,0 +1,128 @@
+import GeoAttrCore
+import GeoAttrModel
+import GeoAttrServer
+import Logging
+import Metrics
+import Prometheus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket API end to end: the daemon's own `APIServer` listening on a Unix socket as the
+/// daemon does (NIO's accept, SO_PEERCRED, the HTTP/1 decoder with the daemon's limits, the API
+/// handler), with a running scheduler and a store behind it. Each input is one client
+/// connection: the bytes are sent, the write side is shut, and the answer is read to the end.
+/// A crash anywhere in the server, or a connection the server never closes, is a finding.
+/// Inputs are those of `http`: the first byte's upper bits cut the rest into separate sends
+/// (its client bits do not apply: the credentials are real).
+///
+/// Nothing is replaced: the peer credentials are this process's (root or the daemon's uid, so
+/// every route is reachable), and `POST /v1/refresh`, `PUT /v1/state` and `GET /v1/watch` really
+/// reach the scheduler and the store from other threads, which the in-memory `http` harness
+/// leaves out. A real connection per input makes it several times slower than `http`.
+struct HTTPSocketFuzz: FuzzHarness {
+    let socketPath: String
+    /// How long the server may take to answer and close once the client has shut its side.
+    static let answerTimeoutSeconds = 10
+
+    init() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = DiscardingLogHandler.logger
+        let location = try StaticFixSource(latitude: 47.3769, longitude: 8.5417, altitudeMeters: 408, horizontalErrorMeters: 25)
+        var schedule = ScheduleConfiguration()
+        // Refresh tokens come back at once, so POST /v1/refresh keeps reaching a fix.
+        schedule.refreshInterval = .milliseconds(1)
+        let store = AttributeStore(powerState: .foreground)
+        let scheduler = Scheduler(
+            configuration: schedule, fixSource: location, staticSource: location, geocoders: GeocoderSlot(FixedPlace()),
+            cache: CacheFile(directory: Scratch.path("http-state", directory: true)), store: store, initialPower: .foreground,
+            logger: logger)
+        socketPath = Scratch.path("api.sock")
+        let server = APIServer(
+            listening: .path(socketPath, mode: 0o600), store: store, scheduler: scheduler,
+            policy: AccessPolicy(daemonUID: getuid()), schedule: schedule, limits: ServerLimits(), registry: registry,
+            logger: logger)
+        let started = runBlocking { () async -> String? in
+            do {
+                try await server.start()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        if let started { throw HarnessSetupError(description: "the API server did not start: \(started)") }
+        Task { await scheduler.run() }
+        // The first fix is served before the first input, so /v1/attributes has something to show.
+        for _ in 0..<1000 where store.served == nil {
+            usleep(10_000)
+        }
+        guard store.served != nil else { throw HarnessSetupError(description: "no result served after 10 s") }
+    }
+
+    func run(_ input: [UInt8]) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { fatalError("http-socket harness: socket: errno \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: Self.answerTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard connect(to: socketPath, fd) else { fatalError("http-socket harness: connect: errno \(errno)") }
+        guard let mode = input.first else { return }
+        let request = Array(input.dropFirst())
+        let sendSize = Int(mode >> 3)
+        var offset = 0
+        while offset < request.count {
+            let length = sendSize == 0 ? request.count - offset : min(sendSize, request.count - offset)
+            let sent = request.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, length, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                // The server answered and closed early (a malformed head): what it did is done.
+                break
+            }
+            offset += sent
+        }
+        shutdown(fd, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if received > 0 { continue }
+            if received == 0 { return }
+            switch errno {
+            case EINTR: continue
+            case ECONNRESET: return
+            case EAGAIN:
+                fatalError("http-socket harness: the server kept the connection open \(Self.answerTimeoutSeconds) s after the client shut its side")
+            default:
+                fatalError("http-socket harness: recv: errno \(errno)")
+            }
+        }
+    }
+
+    private func connect(to path: String, _ fd: Int32) -> Bool {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
+
+/// A geocoder with one answer, so the attributes carry every geo.* field.
+struct FixedPlace: Geocoding {
+    func place(latitude: Double, longitude: Double) -> Place {
+        Place(countryCode: "CH", regionCode: "CH-ZH", localityName: "Zürich", postalCode: "8001", continentCode: "EU",
+              boundaryMarginMeters: 1520)
+    }
+
+    var indexVersion: String { "fuzz fixture 1, built 2026-01-01" }
+}
