@@ -40,9 +40,15 @@ struct SystemdTests {
     func socketActivation() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
         let activated = directory.file("activated.sock")
+        // systemd-socket-activate passes on no environment but what -E names: under a sanitizer
+        // (scripts/sanitize.sh) the daemon's options, with them where its reports go, and the
+        // preload that annotates Mutex for TSan.
         let daemon = try DaemonProcess(
             config: APIProcessTests.staticConfig, directory: directory,
-            launcher: ["systemd-socket-activate", "-l", activated, "--fdname=api"])
+            launcher: [
+                "systemd-socket-activate", "-E", "TSAN_OPTIONS", "-E", "ASAN_OPTIONS", "-E", "LSAN_OPTIONS", "-E", "LD_PRELOAD",
+                "-l", activated, "--fdname=api",
+            ])
         // systemd-socket-activate binds first and starts the daemon on the first connection.
         #expect(await eventually { FileManager.default.fileExists(atPath: activated) })
         let client = GeoAttrClient(socketPath: activated, timeout: .seconds(20))

@@ -43,4 +43,20 @@ public enum Loopback {
     public static func accepts(port: UInt16) -> Bool {
         withLoopbackSocket(port: port) { fd, address, length in connect(fd, address, length) == 0 }
     }
+
+    /// Whether an IPv4 TCP connection to `port` is established now, by its client side in
+    /// /proc/net/tcp. A probe by `accepts(port:)` is past that state once it returned.
+    public static func hasEstablishedClient(port: UInt16) -> Bool {
+        // Read to the end: String(contentsOfFile:) stops after the first page of a /proc file.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/net/tcp") else { return false }
+        defer { try? handle.close() }
+        guard let bytes = try? handle.readToEnd() else { return false }
+        let table = String(decoding: bytes, as: UTF8.self)
+        let remote = String(format: ":%04X", port)
+        // "sl local_address rem_address st ...": the remote end is the port, the state 01 (ESTABLISHED).
+        return table.split(separator: "\n").dropFirst().contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "01"
+        }
+    }
 }

@@ -49,7 +49,8 @@ public final class GPSFake: Sendable {
                 try await Task.sleep(for: .milliseconds(500))
             }
             let port = try fixedPort ?? Loopback.freePort()
-            var arguments = ["-p", "-q", "-P", String(port), "-c", String(cycle)]
+            // Slower when the code under test is (TestTiming): each phase of a track lasts as long for it.
+            var arguments = ["-p", "-q", "-P", String(port), "-c", String(cycle * TestTiming.scale)]
             if once { arguments.append("-1") }
             if let gpsdDebugLevel { arguments += ["-D", String(gpsdDebugLevel)] }
             arguments.append(logPath)
@@ -78,14 +79,51 @@ public final class GPSFake: Sendable {
         throw StartError(description: "gpsfake did not start listening: \(failures.joined(separator: "\n"))")
     }
 
+    /// Ready once gpsfake's own watcher is connected to gpsd and gpsd has gpsfake's device.
+    /// gpsfake only waits for gpsd's control socket file to exist, then adds its device through
+    /// that socket and connects its watcher to the TCP port; on a loaded machine gpsd may not be
+    /// listening on either yet. A refused watcher makes gpsfake give up ("socket error [Errno
+    /// 111]") while the gpsd it started may keep listening with no receiver behind it; a refused
+    /// control connection is ignored by gpsfake, and gpsd then has no device at all. Either way a
+    /// listening port alone would pass for ready: such a start fails here (the latter only at
+    /// `timeout`: a device may also just not be added yet) and is retried.
     private static func waitUntilListening(port: UInt16, process: ChildProcess, log: LineRecorder, timeout: Duration) async -> Bool {
         var failed = false
-        let listening = await eventually(timeout: timeout, interval: .milliseconds(20)) {
-            if Loopback.accepts(port: port) { return true }
-            failed = !process.isRunning || log.text.contains("Address already in use")
+        let ready = await eventually(timeout: timeout, interval: .milliseconds(20)) {
+            // gpsfake adds its device, and waits for gpsd's answer, before it connects its watcher.
+            if Loopback.hasEstablishedClient(port: port), gpsdListsADevice(port: port) { return true }
+            failed = !process.isRunning || log.text.contains("Address already in use") || log.text.contains("socket error")
             return failed
         }
-        return listening && !failed
+        return ready && !failed
+    }
+
+    /// Asks gpsd on `port` for its devices (`?DEVICES;`): whether it answers, within a second,
+    /// with at least one.
+    private static func gpsdListsADevice(port: UInt16) -> Bool {
+        var answer: Bool?
+        _ = Loopback.withLoopbackSocket(port: port) { fd, address, length in
+            let request = Array("?DEVICES;\n".utf8)
+            guard connect(fd, address, length) == 0, write(fd, request, request.count) == request.count else { return false }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let deadline = ContinuousClock.now + .seconds(1)
+            while answer == nil, ContinuousClock.now < deadline {
+                var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 100) >= 0 else { return false }
+                guard ready.revents != 0 else { continue }
+                let n = read(fd, &buffer, buffer.count)
+                guard n > 0 else { return false }
+                received += buffer[..<n]
+                // Complete lines only (split as bytes: "\r\n" is one Character): {"class":"DEVICES","devices":[...]}
+                let lines = received.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+                if let devices = lines.first(where: { $0.contains(#""class":"DEVICES""#) }) {
+                    answer = devices.contains(#""path":"#)
+                }
+            }
+            return true
+        }
+        return answer ?? false
     }
 
     /// Runs `body` with a started gpsfake and stops it afterwards, also when `body` throws.
