@@ -54,7 +54,7 @@ case "$sanitizer" in
         ;;
     address)
         # LeakSanitizer stays on: every leak it reports at a process's exit fails the run (and
-        # makes that process exit 23, which the daemon tests' clean-exit checks see). Leaks in the
+        # makes that process exit 1, which the daemon tests' clean-exit checks see). Leaks in the
         # toolchain's libraries are suppressed one by one, with the reason: scripts/lsan.supp.
         export ASAN_OPTIONS="halt_on_error=1 detect_leaks=1 log_path=$reports/asan${ASAN_OPTIONS:+ $ASAN_OPTIONS}"
         export LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp print_suppressions=0${LSAN_OPTIONS:+ $LSAN_OPTIONS}"
