@@ -206,6 +206,14 @@ let package = Package(
             name: "GeoIndexTests",
             dependencies: ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "TestSupport"]
         ),
+        // The fault-injection suite: the release binary under gpsd, file, signal and client faults
+        // (scripts/fault-suite.sh builds it and runs this target on its own).
+        .testTarget(
+            name: "GeoAttrdFaultTests",
+            // GeoAttrCore: the cache file's real loader, run in-process at every truncation offset;
+            // GeoIndex: the index layout, to damage fixture indexes field by field.
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoIndex"]
+        ),
         .testTarget(
             name: "GeoAttrServerTests",
             dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel"]

@@ -317,9 +317,10 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         let wait = requestedWait
         let scheduler = self.context.scheduler
         let origin = "socket uid \(peer.uid)"
-        let promise = channelContext.eventLoop.makePromise(of: RefreshAnswer.self)
+        let eventLoop = channelContext.eventLoop
+        let promise = eventLoop.makePromise(of: RefreshAnswer.self)
         promise.completeWithTask {
-            await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait)
+            await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait, timer: eventLoop)
         }
         let grant = grant
         let ttl = self.context.ttl

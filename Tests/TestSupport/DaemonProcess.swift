@@ -20,13 +20,15 @@ public final class DaemonProcess: Sendable {
     /// Starts geoattrd (through `launcher`, e.g. systemd-socket-activate, when given) with `--config`, `--state-dir`, `--state-file` and `--socket` in
     /// `directory`, plus `arguments`. `config` is written to the config file first. Unless
     /// `arguments` name one, `--index` points at a file that does not exist, so a world index
-    /// the developer built does not change what the tests see.
+    /// the developer built does not change what the tests see. `executable` replaces the
+    /// geoattrd built beside the tests (the fault suite runs the release build).
     public init(
         config: String = "",
         arguments: [String] = [],
         directory: TemporaryDirectory? = nil,
         environment: [String: String] = [:],
-        launcher: [String] = []
+        launcher: [String] = [],
+        executable: String? = nil
     ) throws {
         let directory = try directory ?? TemporaryDirectory(prefix: "geoattrd")
         try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
@@ -35,7 +37,7 @@ public final class DaemonProcess: Sendable {
         env.removeValue(forKey: "JOURNAL_STREAM")
         for (key, value) in environment { env[key] = value }
         let log = try LineRecorder()
-        let geoattrd = BuiltProducts.path(of: "geoattrd")
+        let geoattrd = executable ?? BuiltProducts.path(of: "geoattrd")
         process = try ChildProcess(
             executable: launcher.first ?? geoattrd,
             arguments: Array(launcher.dropFirst()) + (launcher.isEmpty ? [] : [geoattrd]) + ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.file("state"),
