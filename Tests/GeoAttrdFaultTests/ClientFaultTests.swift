@@ -298,7 +298,7 @@ final class ClientStorm {
             for index in clients.indices where clients[index].fd >= 0 {
                 if !clients[index].connected {
                     let fd = clients[index].fd
-                    let rc = Self.withAddress(socketPath) { connect(fd, $0, $1) }
+                    let rc = UnixAddress.withAddress(socketPath) { connect(fd, $0, $1) }
                     if rc == 0 || errno == EISCONN {
                         clients[index].connected = true
                         clients[index].started = .now
@@ -348,19 +348,6 @@ final class ClientStorm {
     func closeAll() {
         for fd in descriptors { close(fd) }
         descriptors = []
-    }
-
-    private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8.prefix(107))
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
     }
 
     deinit {

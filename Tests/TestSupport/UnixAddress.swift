@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// `sockaddr_un` for a filesystem path, for the tests' own sockets.
-enum UnixAddress {
-    static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+public enum UnixAddress {
+    public static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8.prefix(107))
