@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer runs of the harnesses in Fuzz/geoattr-fuzz (README, "Fuzzing"):
+# libFuzzer runs of the harnesses in Fuzz/geoattr-fuzz (RELIABILITY.md, "Fuzzing"):
 #
 #   bash scripts/fuzz.sh [TARGET|all] [SECONDS]
 #
