@@ -1,8 +1,11 @@
+import Foundation
+import GeoIndex
+import GeoIndexBuilder
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import GeoIndex
-import GeoIndexBuilder
 
 /// Small synthetic sources written by the tests themselves (no downloaded data needed).
 ///
@@ -110,6 +113,7 @@ public enum Fixture {
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "/tmp" }
             return String(decoding: buffer.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
+        FixtureDirectories.removeAtExit(directory)
         try write(countries, to: directory + "/countries.geojson")
         try write(land, to: directory + "/land.geojson")
         try write(admin1, to: directory + "/admin1.geojson")
@@ -153,5 +157,26 @@ public enum Fixture {
     enum FixtureError: Error {
         case cannotWrite(String)
         case cannotRead(String)
+    }
+}
+
+/// The directories `Fixture.build` made, removed when the test process exits: a test keeps its
+/// index mapped until it ends, so none removes its own.
+private enum FixtureDirectories {
+    static let made = Mutex<[String]>([])
+
+    static func removeAtExit(_ directory: String) {
+        guard directory != "/tmp" else { return }
+        let first = made.withLock { made in
+            made.append(directory)
+            return made.count == 1
+        }
+        if first {
+            atexit {
+                for directory in FixtureDirectories.made.withLock({ $0 }) {
+                    try? FileManager.default.removeItem(atPath: directory)
+                }
+            }
+        }
     }
 }
