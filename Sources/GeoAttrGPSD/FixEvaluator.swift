@@ -149,7 +149,8 @@ struct FixEvaluator {
             timeSource: time?.source ?? .systemClock,
             receivedAt: received,
             timeToFixMilliseconds: Double(report.receivedNanoseconds - startNanoseconds) / 1e6,
-            origin: .gps
+            origin: .gps,
+            refusedReceiverTime: time == nil ? report.timeSeconds.map { UTCTimestamp(seconds: $0, nanoseconds: report.timeNanoseconds) } : nil
         )
     }
 }

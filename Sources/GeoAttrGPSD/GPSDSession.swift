@@ -62,10 +62,10 @@ struct GPSDSession {
                 switch evaluator.consume(parsed) {
                 case .wait: continue
                 case .accept(let fix):
-                    if case .position(let position) = parsed, let seconds = position.timeSeconds, fix.receiverTime == nil {
+                    if let refused = fix.refusedReceiverTime {
                         logger.warning(
                             "receiver time ignored: it cannot be right; the fix is dated by the system clock",
-                            metadata: ["receiver_time": "\(UTCTimestamp(seconds: seconds).iso8601)", "system_clock": "\(fix.receivedAt.iso8601)"])
+                            metadata: ["receiver_time": "\(refused.iso8601)", "system_clock": "\(fix.receivedAt.iso8601)"])
                     }
                     return .success(release(connection, after: report.received_monotonic_ns, fix: fix))
                 case .fail(let error): return .failure(releaseFailing(connection, error))

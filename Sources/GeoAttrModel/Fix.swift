@@ -32,6 +32,10 @@ public struct Fix: Sendable, Hashable, Codable {
     /// The receiver's time of the fix, `nil` when the accepted report carried none.
     public var receiverTime: UTCTimestamp?
     public var timeSource: FixTimeSource
+    /// The time the receiver sent when it cannot be right (before 2024, or over a year ahead of
+    /// a sane system clock, after the week-rollover correction): kept to tell the operator,
+    /// never used to date the fix.
+    public var refusedReceiverTime: UTCTimestamp?
     /// The system clock when the accepted report arrived.
     public var receivedAt: UTCTimestamp
     /// From the start of the attempt to the accepted report, in milliseconds.
@@ -48,7 +52,8 @@ public struct Fix: Sendable, Hashable, Codable {
         timeSource: FixTimeSource,
         receivedAt: UTCTimestamp,
         timeToFixMilliseconds: Double? = nil,
-        origin: FixOrigin
+        origin: FixOrigin,
+        refusedReceiverTime: UTCTimestamp? = nil
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -60,6 +65,7 @@ public struct Fix: Sendable, Hashable, Codable {
         self.receivedAt = receivedAt
         self.timeToFixMilliseconds = timeToFixMilliseconds
         self.origin = origin
+        self.refusedReceiverTime = refusedReceiverTime
     }
 
     /// The best available time of the fix: the receiver's, else the arrival time.
@@ -76,5 +82,6 @@ public struct Fix: Sendable, Hashable, Codable {
         case receivedAt = "received_at"
         case timeToFixMilliseconds = "time_to_fix_ms"
         case origin
+        case refusedReceiverTime = "refused_receiver_time"
     }
 }

@@ -125,7 +125,12 @@ struct DoctorCommand: AsyncParsableCommand {
                     level: .ok, check: "receiver",
                     detail: "\(fix.mode == .threeDimensional ? "3D" : "2D") fix, horizontal error \(error), in \(Int(fix.timeToFixMilliseconds ?? 0)) ms"),
             ]
-            if let receiverTime = fix.receiverTime {
+            if let refused = fix.refusedReceiverTime {
+                findings.append(Finding(
+                    level: .warning, check: "clock",
+                    detail: "the receiver's time \(refused.iso8601) cannot be right next to the system clock \(fix.receivedAt.iso8601); fixes are dated by the system clock",
+                    fix: "if the system clock is right, the receiver dates its fixes wrongly (a GPS week rollover its firmware cannot handle: update it or replace the receiver); if not, check NTP or chrony (chronyc tracking)"))
+            } else if let receiverTime = fix.receiverTime {
                 let skew = abs(receiverTime.seconds - fix.receivedAt.seconds)
                 if skew > 300 {
                     findings.append(Finding(

@@ -202,6 +202,8 @@ struct FixEvaluatorTests {
         #expect(fix.receiverTime == nil)
         #expect(fix.timeSource == .systemClock)
         #expect(fix.time == fix.receivedAt)
+        // Kept for the operator (the log, `geoattrctl doctor`), never used.
+        #expect(fix.refusedReceiverTime == UTCTimestamp(seconds: time))
         // Required time: such a report counts as one without time.
         var strict = self.evaluator { $0.requireTime = true }
         #expect(strict.consume(Self.tpv(at: 1, time: time)) == .wait)

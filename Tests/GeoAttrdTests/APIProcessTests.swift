@@ -302,7 +302,7 @@ struct FileOutputTests {
 
 @Suite("geoattrctl doctor")
 struct DoctorTests {
-    @Test("finds a paused daemon and a working receiver; fails when nothing is there")
+    @Test("finds a paused daemon, a working receiver and a receiver time that cannot be right; fails when nothing is there")
     func doctorFindings() async throws {
         let track = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20)).render()
         try await GPSFake.run(nmea: track, once: false) { gpsfake in
@@ -317,6 +317,21 @@ struct DoctorTests {
             #expect(result.stdout.contains("[ok  ] receiver: 3D fix"))
             #expect(result.stdout.contains("[ok  ] socket"))
             #expect(await daemon.stop() == 0)
+        }
+        // A receiver dating its fixes 2040: said, with what to check, and the fix still counts.
+        var future = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20))
+        future.year = 2040
+        try await GPSFake.run(nmea: future.render(), once: false, gpsdDebugLevel: 4) { gpsfake in
+            // Until gpsd has read a date, its reports carry no time at all.
+            _ = try #require(
+                await gpsfake.log.waitForLine(timeout: .seconds(20)) { $0.contains("\"time\":\"2040-") },
+                "gpsd never reported 2040: \(gpsfake.log.text.suffix(2000))")
+            let result = try await CommandResult.run(
+                BuiltProducts.path(of: "geoattrctl"),
+                ["doctor", "--socket", "/nonexistent/geoattrd.sock", "--gpsd", gpsfake.endpoint, "--timeout", "20"])
+            #expect(result.stdout.contains("[ok  ] receiver: 3D fix"), "\(result.stdout)")
+            #expect(result.stdout.contains("[warn] clock: the receiver's time 2040-"), "\(result.stdout)")
+            #expect(result.stdout.contains("week rollover"), "\(result.stdout)")
         }
         let port = try Loopback.freePort()
         let nothing = try await CommandResult.run(
