@@ -123,6 +123,10 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
 
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
+        case .head where watch != nil:
+            // A watch is the last request on its connection: its response never ends, so what
+            // comes after it can never be answered.
+            channelContext.close(promise: nil)
         case .head(let requestHead):
             // The body must arrive within the head's deadline too: a body that trickles, or never
             // comes, would otherwise hold the connection (and a slot of api.max_connections) for ever.
@@ -130,6 +134,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             head = requestHead
             body = []
             bodyTooLarge = false
+        case .body where watch != nil, .end where watch != nil:
+            break
         case .body(var buffer):
             if body.count + buffer.readableBytes > self.context.limits.maximumBodyBytes {
                 bodyTooLarge = true
@@ -383,6 +389,15 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         headers.add(name: "cache-control", value: "no-cache")
         channelContext.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         self.context.metrics.request(endpoint: "watch", status: 200)
+        // NIO's pipelining assistant stops reading while a response is in flight, and this one
+        // never ends: without it the connection goes on reading, so the client's EOF ends the
+        // stream at once and a request sent after the watch closes the connection (instead of
+        // the client blocking on a full socket buffer, or the stream outliving the client's
+        // half-close until the next heartbeat fails).
+        let pipeline = channelContext.pipeline.syncOperations
+        if let assistant = try? pipeline.handler(type: HTTPServerPipelineHandler.self) {
+            pipeline.removeHandler(assistant, promise: nil)
+        }
         watch = WatchStream(
             channel: channelContext.channel, store: self.context.store, grant: grant,
             ttl: self.context.ttl, heartbeat: self.context.limits.heartbeatInterval)

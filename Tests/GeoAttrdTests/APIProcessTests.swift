@@ -263,6 +263,40 @@ struct APIProcessTests {
         #expect(ContinuousClock.now - started < .seconds(10))
         #expect(await raw.read(timeout: .seconds(5)).closed)
     }
+
+    @Test("watch is the last request on its connection: a request sent after it, or the client's EOF, ends the stream at once")
+    func watchEndsOnPipelinedRequestOrEOF() async throws {
+        let daemon = try await start("api:\n  heartbeat_s: 30\n")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        // Pipelined behind the watch, in small pieces: the server keeps reading and closes, so
+        // the client never blocks on a full socket buffer (a fuzzer's finding).
+        let pipelining = try RawUnixConnection(path: daemon.socketPath)
+        pipelining.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
+        #expect(await pipelining.read(until: "event: attributes").text.contains("text/event-stream"))
+        let started = ContinuousClock.now
+        // A server that stopped reading would leave these sends blocked: give up after 2 s.
+        var sendTimeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(pipelining.fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
+        let pipelined = Array(String(repeating: "GET /v1/attributes HTTP/1.1\r\nhost: x\r\n\r\n", count: 200).utf8)
+        for offset in stride(from: 0, to: pipelined.count, by: 2) {
+            guard pipelining.send(Array(pipelined[offset..<min(offset + 2, pipelined.count)])) else { break }
+        }
+        #expect(await pipelining.read(timeout: .seconds(5)).closed, "the watch went on after a pipelined request")
+        // A client that half-closes after the watch: the stream ends without waiting for a heartbeat.
+        let halfClosing = try RawUnixConnection(path: daemon.socketPath)
+        halfClosing.send("GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n")
+        #expect(await halfClosing.read(until: "event: attributes").text.contains("text/event-stream"))
+        shutdown(halfClosing.fd, Int32(SHUT_WR))
+        #expect(await halfClosing.read(timeout: .seconds(5)).closed, "the watch outlived the client's EOF")
+        #expect(ContinuousClock.now - started < .seconds(20))
+        // Both are gone from the server's books; it serves on.
+        #expect(await eventually {
+            (try? await client.request("GET", "/metrics").text)?.contains("geoattrd_connected_clients 1.0") == true
+        })
+        #expect(await attributesAvailable(client))
+        #expect(await daemon.stop() == 0)
+    }
 }
 
 @Suite("geoattrd file outputs")
