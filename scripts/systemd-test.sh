@@ -1,0 +1,444 @@
+#!/usr/bin/env bash
+# The packaged units under a real systemd: boots Debian 12 (systemd 252) as PID 1 of a
+# systemd-nspawn container, installs the .deb in it (offline, as an image build would), feeds a
+# gpsd (gpsfake) on the container's 127.0.0.1:2947 a track generated here, and checks what
+# check-units.sh cannot see offline, one PASS/FAIL line each:
+#   1. both sockets listen and the first client's fix arrives through geoattrd-gpsd.socket and
+#      its relay (the track's coordinates, to 1e-4 degrees);
+#   2. geoattrd's network namespace: loopback only, the one 127.0.0.1:2947 listener, and neither
+#      the container's other listeners nor other addresses reachable from it;
+#   3. its /tmp and /var/tmp are private;
+#   4. a restart keeps the namespace (same netns, `geoattrctl refresh --wait 30` succeeds);
+#   5. its journal has no warning and no "Failed to set thread priority" (libdispatch renicing its
+#      worker threads: errno=1 is the syscall filter, errno=13 a nice value the unit does not allow);
+#   6. no restarts, no failed unit; the exposure systemd itself computes (informational);
+#   7. Type=notify: active, and STATUS= shown by systemctl.
+# The units tested are the package's: nothing in it is replaced.
+#
+#   sudo bash scripts/systemd-test.sh [DEB]     (default: the newest dist/geoattrd_*_amd64.deb)
+#
+# Needs root and, the first time, the network: the container's tree (210 MB) is built once with
+# debootstrap into .build-systemd/root (about 2 minutes; again when .build-systemd/root.ok is
+# missing or names another recipe). Each run boots an overlayfs copy of it, thrown away on exit,
+# and takes 10 to 15 s (a minute more when the fix does not arrive). Installs debootstrap and
+# systemd-container if missing.
+#   DEBIAN_MIRROR       default: the host's configured Debian mirror, else deb.debian.org
+#   SYSTEMD_TEST_IDLE=1 also waits for the relay to exit after its idle minute and checks that
+#                       the next fix starts it again (about 70 s more)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+deb=${1:-$(ls -t dist/geoattrd_*_amd64.deb 2>/dev/null | head -n 1 || true)}
+if [ -z "$deb" ]; then
+    echo "systemd-test: no dist/geoattrd_*_amd64.deb: run scripts/make-deb.sh first (or pass a .deb)" >&2
+    exit 1
+fi
+[ -f "$deb" ] || { echo "systemd-test: $deb does not exist" >&2; exit 1; }
+deb=$(realpath "$deb")
+[ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (debootstrap, mounts, systemd-nspawn)" >&2; exit 1; }
+if ! command -v debootstrap >/dev/null || ! command -v systemd-nspawn >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap systemd-container >/dev/null
+fi
+
+# The container's systemd needs cgroup v2 for IPAddressDeny='s BPF programs (the host may run a
+# hybrid hierarchy or no systemd at all, hence --register=no --keep-unit), and bpf() itself,
+# which nspawn filters by default.
+export SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1
+nspawn=(systemd-nspawn -q --register=no --keep-unit --private-network --system-call-filter=bpf)
+
+# --- The cached tree -------------------------------------------------------------------------
+cache=$PWD/.build-systemd
+# gpsd-clients (gpsfake) depends on GTK and matplotlib (1.5 GB, and a dconf trigger that fails
+# without a session bus): the tree takes gpsd and python3-gps, and gpsfake alone from that package.
+packages=systemd,systemd-sysv,dbus,gpsd,python3-gps,python3-distutils,libgps28,libstdc++6,iproute2,procps
+recipe="bookworm minbase $packages +gpsfake v1"
+if [ "$(cat "$cache/root.ok" 2>/dev/null || true)" != "$recipe" ]; then
+    mirror=${DEBIAN_MIRROR:-}
+    if [ -z "$mirror" ]; then
+        mirror=$( { sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n'
+            awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) print $i }' /etc/apt/sources.list 2>/dev/null
+        } | grep -E '^https?://.*/debian/?$' | head -n 1 || true)
+        mirror=${mirror:-http://deb.debian.org/debian}
+    fi
+    echo "systemd-test: building the container's tree (debootstrap bookworm from $mirror, once)"
+    built=$SECONDS
+    rm -rf "$cache/root" "$cache/root.new" "$cache/root.ok"
+    mkdir -p "$cache"
+    if ! debootstrap --variant=minbase --include="$packages" bookworm "$cache/root.new" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+        tail -n 30 "$cache/debootstrap.log" >&2
+        echo "systemd-test: debootstrap failed (log: $cache/debootstrap.log)" >&2
+        exit 1
+    fi
+    # gpsfake is a Python script on python3-gps: take it alone from gpsd-clients.
+    systemd-nspawn -q --register=no --keep-unit -D "$cache/root.new" sh -ec '
+        apt-get update -qq
+        cd /tmp && apt-get download -qq gpsd-clients
+        dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake
+        rm -f gpsd-clients_*.deb
+        apt-get clean && rm -rf /var/lib/apt/lists/*' >>"$cache/debootstrap.log" 2>&1 ||
+        { tail -n 20 "$cache/debootstrap.log" >&2; echo "systemd-test: fetching gpsfake failed" >&2; exit 1; }
+    # gpsfake's gpsd takes port 2947: Debian's gpsd.socket and gpsd.service stay out of the way
+    # (masked, so geoattrd-gpsd.service's Wants=gpsd.socket starts nothing).
+    rm -f "$cache/root.new/etc/systemd/system/sockets.target.wants/gpsd.socket" \
+        "$cache/root.new/etc/systemd/system/multi-user.target.wants/gpsd.service"
+    ln -sf /dev/null "$cache/root.new/etc/systemd/system/gpsd.socket"
+    ln -sf /dev/null "$cache/root.new/etc/systemd/system/gpsd.service"
+    mv "$cache/root.new" "$cache/root"
+    printf '%s\n' "$recipe" >"$cache/root.ok"
+    echo "systemd-test: tree built in $((SECONDS - built)) s ($(du -sh "$cache/root" | cut -f1))"
+fi
+
+# --- This run: an overlay of the tree, the package installed offline ---------------------------
+# Runs of processes that died without their trap: nothing of theirs is running any more.
+for stale in "$cache"/run.*; do
+    [ -d "$stale" ] || continue
+    kill -0 "${stale##*.}" 2>/dev/null && continue
+    if [ -s "$stale/nspawn.pid" ] && kill -0 "$(cat "$stale/nspawn.pid")" 2>/dev/null; then
+        echo "systemd-test: $stale: its container still runs (systemd-nspawn pid $(cat "$stale/nspawn.pid")): left alone" >&2
+        continue
+    fi
+    mountpoint -q "$stale/root" && umount -l "$stale/root"
+    rm -rf "$stale"
+done
+run=$cache/run.$$
+nspawn_pid=
+leader=
+cleanup() {
+    local status=$?
+    set +e
+    if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+        # nspawn turns SIGTERM into a clean poweroff of a booted container.
+        kill -TERM "$nspawn_pid"
+        for _ in $(seq 300); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$nspawn_pid" 2>/dev/null; then
+            echo "systemd-test: the container did not power off in 30 s: killing it" >&2
+            # The container's PID 1: the kernel kills its whole PID namespace with it.
+            [ -n "$leader" ] && kill -KILL "$leader"
+            kill -KILL "$nspawn_pid"
+        fi
+        wait "$nspawn_pid" 2>/dev/null
+    fi
+    if mountpoint -q "$run/root"; then umount "$run/root" 2>/dev/null || umount -l "$run/root"; fi
+    rm -rf "$run"
+    echo "systemd-test: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+mkdir -p "$run/upper" "$run/work" "$run/root"
+mount -t overlay overlay -o "lowerdir=$cache/root,upperdir=$run/upper,workdir=$run/work" "$run/root"
+root=$run/root
+
+# The track: a steady 3D fix, one epoch (GGA, GSA, two GSV, RMC) a second for a minute, ending
+# now (gpsfake repeats it). Positions in microdegrees, written with six decimals of minutes.
+lat_u=47376887 lon_u=8541694
+lat=47.376887 lon=8.541694
+nmea() {
+    local body=$1 sum=0 i c
+    for ((i = 0; i < ${#body}; i++)); do
+        printf -v c '%d' "'${body:i:1}"
+        sum=$((sum ^ c))
+    done
+    printf '$%s*%02X\r\n' "$body" "$sum"
+}
+minutes() { # MICRODEGREES DEGREE-DIGITS -> dddmm.mmmmmm
+    local m=$(($1 % 1000000 * 60))
+    printf "%0${2}d%02d.%06d" $(($1 / 1000000)) $((m / 1000000)) $((m % 1000000))
+}
+nlat=$(minutes "$lat_u" 2) nlon=$(minutes "$lon_u" 3)
+start=$(($(date +%s) - 60))
+for ((t = start; t < start + 60; t++)); do
+    read -r hms dmy < <(date -u -d "@$t" '+%H%M%S.00 %d%m%y')
+    nmea "GPGGA,$hms,$nlat,N,$nlon,E,1,08,1.2,408.0,M,47.0,M,,"
+    nmea "GPGSA,A,3,01,02,03,04,05,06,07,08,,,,,1.9,1.2,1.6"
+    nmea "GPGSV,2,1,08,01,20,000,40,02,25,040,40,03,30,080,40,04,35,120,40"
+    nmea "GPGSV,2,2,08,05,40,160,40,06,45,200,40,07,50,240,40,08,55,280,40"
+    nmea "GPRMC,$hms,A,$nlat,N,$nlon,E,0.0,0.0,$dmy,,,A"
+done >"$root/root/track.nmea"
+
+deb_name=$(basename "$deb")
+echo "systemd-test: installing $deb_name (offline)"
+if ! "${nspawn[@]}" -D "$root" --bind-ro="$deb:/root/$deb_name" dpkg -i "/root/$deb_name" >"$run/dpkg.log" 2>&1; then
+    cat "$run/dpkg.log" >&2
+    echo "systemd-test: dpkg -i failed" >&2
+    exit 1
+fi
+for unit in geoattrd.socket geoattrd-gpsd.socket; do
+    link=$root/etc/systemd/system/sockets.target.wants/$unit
+    if [ -L "$link" ]; then
+        echo "NOTE  the package's postinst enabled $unit offline"
+    else
+        echo "NOTE  the package's postinst did not enable $unit offline: enabling it here"
+        mkdir -p "$(dirname "$link")"
+        ln -s "/lib/systemd/system/$unit" "$link"
+    fi
+done
+
+# --- Boot ------------------------------------------------------------------------------------
+booted=$SECONDS
+setsid "${nspawn[@]}" -M geoattr-test -b -D "$root" --console=read-only >"$run/console.log" 2>&1 </dev/null &
+nspawn_pid=$!
+echo "$nspawn_pid" >"$run/nspawn.pid"
+# The container's PID 1 is nspawn's child once that runs systemd (before, the child may be an
+# intermediate process of nspawn's that is about to exit).
+for _ in $(seq 200); do
+    leader=$(ps --ppid "$nspawn_pid" -o pid=,comm= | awk '$2 == "systemd" { print $1; exit }' || true)
+    [ -n "$leader" ] && break
+    kill -0 "$nspawn_pid" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$leader" ]; then
+    sed 's/\x1b\[[0-9;]*m//g' "$run/console.log" >&2
+    echo "systemd-test: systemd-nspawn did not start the container" >&2
+    exit 1
+fi
+# A command inside the container: all its namespaces, a clean environment.
+ct() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SYSTEMD_COLORS=0 SYSTEMD_PAGER= "$@"; }
+state=
+deadline=$((SECONDS + 90))
+while [ $SECONDS -lt $deadline ]; do
+    state=$(ct timeout 60 systemctl is-system-running --wait 2>/dev/null || true)
+    case $state in running | degraded) break ;; esac
+    sleep 0.5
+done
+case $state in
+running) echo "systemd-test: the container's systemd is running ($((SECONDS - booted)) s)" ;;
+degraded)
+    echo "systemd-test: the container's systemd is degraded ($((SECONDS - booted)) s); failed units:"
+    ct systemctl --failed --no-legend | sed 's/^/      /'
+    ;;
+*)
+    sed 's/\x1b\[[0-9;]*m//g' "$run/console.log" | tail -n 40 >&2
+    echo "systemd-test: the container's systemd did not come up (state: ${state:-none})" >&2
+    exit 1
+    ;;
+esac
+
+failures=0
+pass() { printf 'PASS  %s\n' "$*"; }
+fail() {
+    printf 'FAIL  %s\n' "$*"
+    failures=$((failures + 1))
+}
+info() { printf 'INFO  %s\n' "$*"; }
+indent() { sed 's/^/      /'; }
+
+# Something outside geoattrd's namespace to (not) reach: a second interface with an address of its
+# own, and an HTTP server on all the container's addresses.
+ct ip link add st0 type veth peer name st1
+ct ip addr add 10.231.0.1/24 dev st0
+ct ip link set st0 up
+ct ip link set st1 up
+ct systemd-run --quiet --collect --unit=systemd-test-http python3 -m http.server --bind 0.0.0.0 --directory /usr/share 8080
+for _ in $(seq 50); do
+    [ -n "$(ct ss -Hltn 'sport = :8080' || true)" ] && break
+    sleep 0.1
+done
+# connect NETNS-PID HOST PORT: a TCP connection from that process's network namespace; prints why not.
+connect() {
+    local out
+    if out=$(ct nsenter -t "$1" -n timeout 3 bash -c "exec 3<>/dev/tcp/$2/$3" 2>&1); then return 0; fi
+    out=$(printf '%s\n' "$out" | tail -n 1)
+    echo "${out##*: }"
+    return 1
+}
+
+# gpsd fed by gpsfake. gpsfake can lose its start-up race with gpsd's sockets and leave a gpsd
+# without a device: ready means a watcher gets a 3D TPV, else it is started again.
+gpsd_has_fix() {
+    ct python3 - <<'PY'
+import json, socket, sys, time
+try:
+    s = socket.create_connection(("127.0.0.1", 2947), timeout=3)
+    s.settimeout(3)
+    s.sendall(b'?WATCH={"enable":true,"json":true};\n')
+    end = time.time() + 5
+    for line in s.makefile("r"):
+        if '"class":"TPV"' in line and json.loads(line).get("mode", 0) >= 3:
+            sys.exit(0)
+        if time.time() > end:
+            break
+except (OSError, ValueError):
+    pass
+sys.exit(1)
+PY
+}
+gpsd_ready=
+for attempt in 1 2 3; do
+    ct systemd-run --quiet --collect --unit=systemd-test-gpsfake gpsfake -n -q -P 2947 -c 0.2 /root/track.nmea
+    for _ in $(seq 10); do
+        if gpsd_has_fix; then gpsd_ready=1; break; fi
+        sleep 1
+    done
+    [ -n "$gpsd_ready" ] && break
+    echo "systemd-test: gpsfake attempt $attempt gave no fix; again"
+    ct systemctl stop systemd-test-gpsfake 2>/dev/null || true
+    sleep 1
+done
+[ -n "$gpsd_ready" ] || { ct journalctl -u systemd-test-gpsfake --no-pager | tail -n 20 >&2; echo "systemd-test: gpsfake never served a fix" >&2; exit 1; }
+echo "systemd-test: gpsd (gpsfake) serves the track's 3D fix on the container's 127.0.0.1:2947"
+
+# --- 1. Sockets, socket activation, the fix through the relay -----------------------------------
+sockets=$(ct systemctl is-active geoattrd.socket geoattrd-gpsd.socket | tr '\n' ' ' || true)
+if [ "$sockets" = "active active " ]; then
+    pass "geoattrd.socket and geoattrd-gpsd.socket active (geoattrd.service $(ct systemctl is-active geoattrd.service || true) before the first client)"
+else
+    fail "geoattrd.socket, geoattrd-gpsd.socket: $sockets"
+fi
+fix_started=$SECONDS
+got=
+deadline=$((SECONDS + 45))
+while [ $SECONDS -lt $deadline ]; do
+    if got=$(ct timeout 20 geoattrctl get 2>&1) && [[ $got == *'"geo.location.lat"'* ]]; then break; fi
+    sleep 1
+done
+got_lat=$(printf '%s' "$got" | sed -n 's/.*"geo\.location\.lat":\([-0-9.e]*\).*/\1/p')
+got_lon=$(printf '%s' "$got" | sed -n 's/.*"geo\.location\.lon":\([-0-9.e]*\).*/\1/p')
+if [ -n "$got_lat" ] && [ -n "$got_lon" ] &&
+    awk -v a="$got_lat" -v b="$lat" -v c="$got_lon" -v d="$lon" 'BEGIN { exit !((a - b) ^ 2 <= 1e-8 && (c - d) ^ 2 <= 1e-8) }'; then
+    pass "first geoattrctl get (socket activation) has the track's fix after $((SECONDS - fix_started)) s: lat $got_lat lon $got_lon (track $lat $lon)"
+else
+    fail "no fix with the track's coordinates within 45 s; geoattrctl get said: $(printf '%s' "$got" | tail -c 400)"
+fi
+
+# --- 2. geoattrd's network namespace --------------------------------------------------------------
+pid=$(ct systemctl show -p MainPID --value geoattrd.service)
+if [ -z "$pid" ] || [ "$pid" = 0 ]; then
+    fail "geoattrd.service has no main process: network and /tmp checks skipped"
+    pid=
+fi
+if [ -n "$pid" ]; then
+    addresses=$(ct nsenter -t "$pid" -n ip -br addr || true)
+    container_links=$(ct ip -br addr | awk '{ printf "%s%s", sep, $1; sep = " " }' || true)
+    if [ "$(printf '%s\n' "$addresses" | awk '{ print $1 }')" = lo ]; then
+        pass "geoattrd's network: lo only ($(echo $addresses)); the container's: $container_links"
+    else
+        fail "geoattrd's network has more than lo:"
+        printf '%s\n' "$addresses" | indent
+    fi
+    listeners=$(ct nsenter -t "$pid" -n ss -Hltn | awk '{ print $4 }' | sort | tr '\n' ' ' || true)
+    if [ "$listeners" = "127.0.0.1:2947 " ]; then
+        pass "geoattrd's network: one listener, 127.0.0.1:2947 (geoattrd-gpsd.socket)"
+    else
+        fail "geoattrd's network: listeners '$listeners', expected 127.0.0.1:2947 alone"
+    fi
+    # The same connections from the container's own network first: they must work there.
+    controls=ok
+    for target in "127.0.0.1 8080" "10.231.0.1 8080"; do
+        # shellcheck disable=SC2086
+        why=$(connect 1 $target) || { controls="the container itself cannot reach ${target/ /:} ($why)"; break; }
+    done
+    if [ "$controls" != ok ]; then
+        fail "reachability controls: $controls"
+    else
+        blocked=() reached=()
+        for target in "127.0.0.1 8080" "10.231.0.1 8080" "1.1.1.1 53"; do
+            # shellcheck disable=SC2086
+            if why=$(connect "$pid" $target); then reached+=("${target/ /:}"); else blocked+=("${target/ /:} (${why:-timeout})"); fi
+        done
+        if [ ${#reached[@]} -eq 0 ]; then
+            pass "from geoattrd's network, unreachable: ${blocked[*]}; from the container's, 127.0.0.1:8080 and 10.231.0.1:8080 answer"
+        else
+            fail "from geoattrd's network, reachable: ${reached[*]}"
+        fi
+    fi
+fi
+
+# --- 3. Private /tmp ------------------------------------------------------------------------------
+if [ -n "$pid" ]; then
+    ct touch "/tmp/systemd-test.$$" "/var/tmp/systemd-test.$$"
+    mnt_init=$(ct readlink /proc/1/ns/mnt) mnt_geoattrd=$(ct readlink "/proc/$pid/ns/mnt" || true)
+    if [ "$mnt_init" != "$mnt_geoattrd" ] && ct test -d "/proc/$pid/root/tmp" && ct test -d "/proc/$pid/root/var/tmp" &&
+        ! ct test -e "/proc/$pid/root/tmp/systemd-test.$$" && ! ct test -e "/proc/$pid/root/var/tmp/systemd-test.$$"; then
+        pass "geoattrd's /tmp and /var/tmp are private (its own mount namespace; the container's files not there)"
+    else
+        fail "geoattrd's /tmp or /var/tmp is the container's (mount namespaces $mnt_init, $mnt_geoattrd)"
+    fi
+fi
+
+# --- 4. A restart keeps the namespace -------------------------------------------------------------
+netns_before=${pid:+$(ct readlink "/proc/$pid/ns/net" || true)}
+if ct systemctl restart geoattrd.service; then
+    pid2=$(ct systemctl show -p MainPID --value geoattrd.service)
+    netns_after=$(ct readlink "/proc/$pid2/ns/net" 2>/dev/null || true)
+    if refreshed=$(ct timeout 60 geoattrctl refresh --wait 30 2>&1); then
+        if [ -n "$netns_before" ] && [ "$netns_before" = "$netns_after" ]; then
+            pass "systemctl restart geoattrd (pid $pid -> $pid2, same $netns_after), then geoattrctl refresh --wait 30: exit 0"
+        else
+            fail "after the restart geoattrd is in ${netns_after:-no} network namespace, was ${netns_before:-none} (the refresh worked)"
+        fi
+    else
+        fail "after systemctl restart geoattrd, geoattrctl refresh --wait 30 failed: $(printf '%s' "$refreshed" | tail -c 400)"
+    fi
+else
+    fail "systemctl restart geoattrd failed"
+fi
+
+# --- 5. The journal -------------------------------------------------------------------------------
+# libdispatch logs "Failed to set thread priority for worker thread: ... errno=N" (at info) when it
+# cannot renice a worker thread: errno=1 (EPERM) is the syscall filter refusing setpriority(),
+# errno=13 (EACCES) a nice value below 0 refused for want of CAP_SYS_NICE or RLIMIT_NICE.
+journal=$(ct journalctl -q -u geoattrd.service -o short-monotonic --no-pager || true)
+renice=$(printf '%s\n' "$journal" | grep 'Failed to set thread priority' || true)
+warnings=$(ct journalctl -q -u geoattrd.service -p warning -o short-monotonic --no-pager || true)
+if [ -z "$renice" ] && [ -z "$warnings" ]; then
+    pass "geoattrd's journal: $(printf '%s\n' "$journal" | grep -c .) lines, no thread-priority failure, nothing at warning or worse"
+else
+    problems=()
+    if [ -n "$renice" ]; then
+        errnos=$(printf '%s\n' "$renice" | sed -n 's/.*errno=\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' ')
+        problems+=("$(printf '%s\n' "$renice" | grep -c .) \"Failed to set thread priority\" line(s), errno ${errnos% } (1: the syscall filter, 13: a nice value below 0 not allowed)")
+    fi
+    [ -z "$warnings" ] || problems+=("$(printf '%s\n' "$warnings" | grep -c .) line(s) at warning or worse")
+    fail "geoattrd's journal: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g'):"
+    printf '%s\n' "$renice" "$warnings" | grep . | indent
+fi
+relay=$(ct journalctl -q -u geoattrd-gpsd.service -p warning -o short-monotonic --no-pager || true)
+[ -z "$relay" ] || { info "the relay's journal at warning or worse:"; printf '%s\n' "$relay" | indent; }
+
+# --- 6. Restarts, failed units, exposure --------------------------------------------------------
+shown=$(ct systemctl show -p NRestarts -p Result geoattrd.service | sort | tr '\n' ' ')
+relay_result=$(ct systemctl show -p Result --value geoattrd-gpsd.service)
+failed_units=$(ct systemctl --failed --no-legend --plain | awk '{ print $1 }' | tr '\n' ' ' || true)
+if [ "$shown" = "NRestarts=0 Result=success " ] && [ "$relay_result" = success ] && [ -z "$failed_units" ]; then
+    pass "geoattrd.service: ${shown% }; geoattrd-gpsd.service: Result=$relay_result; no failed units"
+else
+    fail "geoattrd.service: ${shown% }; geoattrd-gpsd.service: Result=$relay_result; failed units: ${failed_units:-none}"
+fi
+ct systemd-analyze security geoattrd.service geoattrd-gpsd.service 2>&1 | sed -n 's/^→ \(Overall exposure level.*\)/\1/p' |
+    while read -r line; do info "systemd-analyze security (online): $line"; done || true
+
+# --- 7. Type=notify -------------------------------------------------------------------------------
+status=$(ct systemctl show -p StatusText --value geoattrd.service)
+active=$(ct systemctl show -p Type -p ActiveState -p SubState --value geoattrd.service | tr '\n' ' ')
+if [ -n "$status" ] && [ "$active" = "notify active running " ]; then
+    pass "Type=notify: active (running), StatusText=\"$status\""
+else
+    fail "Type/ActiveState/SubState: $active; StatusText: \"$status\""
+fi
+
+# --- Optional: the relay's idle exit and re-activation -------------------------------------------
+if [ "${SYSTEMD_TEST_IDLE:-0}" = 1 ]; then
+    idle_started=$SECONDS
+    deadline=$((SECONDS + 90))
+    while [ $SECONDS -lt $deadline ] && [ "$(ct systemctl is-active geoattrd-gpsd.service || true)" = active ]; do sleep 2; done
+    relay_state=$(ct systemctl is-active geoattrd-gpsd.service || true)
+    invocation=$(ct systemctl show -p InvocationID --value geoattrd-gpsd.service)
+    if [ "$relay_state" != active ] && ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 &&
+        [ "$(ct systemctl show -p InvocationID --value geoattrd-gpsd.service)" != "$invocation" ]; then
+        pass "the relay exited idle after $((SECONDS - idle_started)) s ($relay_state) and the next fix started it again"
+    else
+        fail "the relay: $relay_state after $((SECONDS - idle_started)) s of waiting, or the next fix did not start it again"
+    fi
+fi
+
+if [ "$failures" -gt 0 ]; then
+    echo "--- for the failures above: the units' status and journals"
+    ct systemctl status --no-pager --lines=0 geoattrd.socket geoattrd-gpsd.socket geoattrd.service geoattrd-gpsd.service 2>&1 | indent || true
+    ct journalctl -q --no-pager -o short-monotonic -u geoattrd.socket -u geoattrd.service -u geoattrd-gpsd.socket \
+        -u geoattrd-gpsd.service 2>&1 | tail -n 150 | indent || true
+    echo "systemd-test: $failures check(s) failed"
+    exit 1
+fi
+echo "systemd-test: all checks passed"
