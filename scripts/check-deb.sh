@@ -7,7 +7,8 @@ deb=$(bash scripts/make-deb.sh dist | tail -n 1)
 echo "package: $deb ($(du -k "$deb" | cut -f1) KiB, installed $(dpkg-deb -f "$deb" Installed-Size) KiB)"
 contents=$(dpkg-deb -c "$deb")
 for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geoattrd.service \
-    ./usr/lib/systemd/system/geoattrd.socket ./usr/lib/sysusers.d/geoattrd.conf ./usr/lib/tmpfiles.d/geoattrd.conf \
+    ./usr/lib/systemd/system/geoattrd.socket ./usr/lib/systemd/system/geoattrd-gpsd.socket \
+    ./usr/lib/systemd/system/geoattrd-gpsd.service ./usr/lib/sysusers.d/geoattrd.conf ./usr/lib/tmpfiles.d/geoattrd.conf \
     ./etc/geoattrd/geoattrd.yaml; do
     printf '%s\n' "$contents" | grep -q " $path\$" || { echo "check-deb: $path is missing" >&2; exit 1; }
 done

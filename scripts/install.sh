@@ -18,7 +18,8 @@ install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$PREFIX/lib/systemd/system" "$DESTDIR$
 install -m 0755 "$BINDIR/geoattrd" "$BINDIR/geoattrctl" "$DESTDIR$PREFIX/bin/"
 sed "s|/usr/bin/geoattrd|$PREFIX/bin/geoattrd|" systemd/geoattrd.service >"$DESTDIR$PREFIX/lib/systemd/system/geoattrd.service"
 chmod 0644 "$DESTDIR$PREFIX/lib/systemd/system/geoattrd.service"
-install -m 0644 systemd/geoattrd.socket "$DESTDIR$PREFIX/lib/systemd/system/"
+install -m 0644 systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service \
+    "$DESTDIR$PREFIX/lib/systemd/system/"
 install -m 0644 systemd/geoattrd.sysusers "$DESTDIR$PREFIX/lib/sysusers.d/geoattrd.conf"
 install -m 0644 systemd/geoattrd.tmpfiles "$DESTDIR$PREFIX/lib/tmpfiles.d/geoattrd.conf"
 config="$DESTDIR/etc/geoattrd/geoattrd.yaml"

@@ -25,7 +25,7 @@ Package: geoattrd
 Version: $version
 Architecture: amd64
 Maintainer: geoattrd maintainers <maintainers@users.noreply.a-seed-01aa94ce.example>
-Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28
+Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, systemd (>= 242)
 Recommends: gpsd
 Installed-Size: $installed_kb
 Section: misc
@@ -46,9 +46,11 @@ if [ "$1" = "configure" ]; then
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload >/dev/null 2>&1 || true
     fi
-    deb-systemd-helper enable geoattrd.socket >/dev/null 2>&1 || systemctl enable geoattrd.socket >/dev/null 2>&1 || true
+    # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (README, Hardening).
+    deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
+        systemctl enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
     if [ -d /run/systemd/system ]; then
-        systemctl start geoattrd.socket >/dev/null 2>&1 || true
+        systemctl start geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
     fi
 fi
 exit 0
@@ -57,7 +59,7 @@ cat >"$root/DEBIAN/prerm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
-    systemctl stop geoattrd.service geoattrd.socket >/dev/null 2>&1 || true
+    systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
 fi
 exit 0
 SCRIPT
@@ -65,12 +67,13 @@ cat >"$root/DEBIAN/postrm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
-    deb-systemd-helper disable geoattrd.socket geoattrd.service >/dev/null 2>&1 || true
+    deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
 fi
 if [ "$1" = "purge" ]; then
-    deb-systemd-helper purge geoattrd.socket geoattrd.service >/dev/null 2>&1 || true
+    deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
     rm -rf /var/lib/geoattrd /run/geoattrd /etc/geoattrd
-    rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/multi-user.target.wants/geoattrd.service
+    rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/sockets.target.wants/geoattrd-gpsd.socket \
+        /etc/systemd/system/multi-user.target.wants/geoattrd.service
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi

@@ -9,8 +9,9 @@
 #      the container's other listeners nor other addresses reachable from it;
 #   3. its /tmp and /var/tmp are private;
 #   4. a restart keeps the namespace (same netns, `geoattrctl refresh --wait 30` succeeds);
-#   5. its journal has no warning and no "Failed to set thread priority" (libdispatch renicing its
-#      worker threads: errno=1 is the syscall filter, errno=13 a nice value the unit does not allow);
+#   5. its journal has nothing at warning or worse, and libdispatch's "Failed to set thread
+#      priority" only as expected: never errno=1 (the syscall filter), at most one errno=13 per
+#      daemon process (its attempt at nice -4 without CAP_SYS_NICE);
 #   6. no restarts, no failed unit; the exposure systemd itself computes (informational);
 #   7. Type=notify: active, and STATUS= shown by systemctl.
 # The units tested are the package's: nothing in it is replaced.
@@ -65,11 +66,19 @@ if [ "$(cat "$cache/root.ok" 2>/dev/null || true)" != "$recipe" ]; then
     built=$SECONDS
     rm -rf "$cache/root" "$cache/root.new" "$cache/root.ok"
     mkdir -p "$cache"
-    if ! debootstrap --variant=minbase --include="$packages" bookworm "$cache/root.new" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+    # A mirror's hiccup is not a finding: three attempts, 20 s apart.
+    for attempt in 1 2 3; do
+        rm -rf "$cache/root.new"
+        debootstrap --variant=minbase --include="$packages" bookworm "$cache/root.new" "$mirror" \
+            >"$cache/debootstrap.log" 2>&1 && break
         tail -n 30 "$cache/debootstrap.log" >&2
-        echo "systemd-test: debootstrap failed (log: $cache/debootstrap.log)" >&2
-        exit 1
-    fi
+        if [ "$attempt" -eq 3 ]; then
+            echo "systemd-test: debootstrap failed 3 times (log: $cache/debootstrap.log)" >&2
+            exit 1
+        fi
+        echo "systemd-test: debootstrap failed (attempt $attempt of 3); again in 20 s" >&2
+        sleep 20
+    done
     # gpsfake is a Python script on python3-gps: take it alone from gpsd-clients.
     systemd-nspawn -q --register=no --keep-unit -D "$cache/root.new" sh -ec '
         apt-get update -qq
@@ -377,20 +386,26 @@ fi
 
 # --- 5. The journal -------------------------------------------------------------------------------
 # libdispatch logs "Failed to set thread priority for worker thread: ... errno=N" (at info) when it
-# cannot renice a worker thread: errno=1 (EPERM) is the syscall filter refusing setpriority(),
-# errno=13 (EACCES) a nice value below 0 refused for want of CAP_SYS_NICE or RLIMIT_NICE.
+# cannot renice a worker thread. errno=1 (EPERM) is the syscall filter refusing setpriority(): the
+# unit allows it back, so none may appear (there were several per process, recurring). errno=13
+# (EACCES) is its one attempt per process to raise a worker to nice -4, refused for want of
+# CAP_SYS_NICE, which the unit does not grant: one per daemon process is expected (README,
+# Hardening).
 journal=$(ct journalctl -q -u geoattrd.service -o short-monotonic --no-pager || true)
 renice=$(printf '%s\n' "$journal" | grep 'Failed to set thread priority' || true)
+filtered=$(printf '%s\n' "$renice" | grep -c 'errno=1$' || true)
+refused=$(printf '%s\n' "$renice" | grep -c 'errno=13$' || true)
+other=$(printf '%s\n' "$renice" | grep . | grep -v -c -E 'errno=(1|13)$' || true)
+processes=$(printf '%s\n' "$journal" | grep -o ' geoattrd\[[0-9]*\]:' | sort -u | grep -c . || true)
 warnings=$(ct journalctl -q -u geoattrd.service -p warning -o short-monotonic --no-pager || true)
-if [ -z "$renice" ] && [ -z "$warnings" ]; then
-    pass "geoattrd's journal: $(printf '%s\n' "$journal" | grep -c .) lines, no thread-priority failure, nothing at warning or worse"
+problems=()
+[ "$filtered" -eq 0 ] || problems+=("$filtered thread-priority failure(s) with errno=1: the syscall filter refuses setpriority()")
+[ "$refused" -le "$processes" ] || problems+=("$refused thread-priority failures with errno=13 for $processes daemon start(s): more than one each")
+[ "$other" -eq 0 ] || problems+=("$other thread-priority failure(s) with another errno")
+[ -z "$warnings" ] || problems+=("$(printf '%s\n' "$warnings" | grep -c .) line(s) at warning or worse")
+if [ ${#problems[@]} -eq 0 ]; then
+    pass "geoattrd's journal: $(printf '%s\n' "$journal" | grep -c .) lines, nothing at warning or worse; thread priority: $refused expected errno=13 line(s) for $processes start(s), none from the syscall filter"
 else
-    problems=()
-    if [ -n "$renice" ]; then
-        errnos=$(printf '%s\n' "$renice" | sed -n 's/.*errno=\([0-9]*\).*/\1/p' | sort -u | tr '\n' ' ')
-        problems+=("$(printf '%s\n' "$renice" | grep -c .) \"Failed to set thread priority\" line(s), errno ${errnos% } (1: the syscall filter, 13: a nice value below 0 not allowed)")
-    fi
-    [ -z "$warnings" ] || problems+=("$(printf '%s\n' "$warnings" | grep -c .) line(s) at warning or worse")
     fail "geoattrd's journal: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g'):"
     printf '%s\n' "$renice" "$warnings" | grep . | indent
 fi
