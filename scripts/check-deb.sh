@@ -10,7 +10,7 @@ for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geo
     ./usr/lib/systemd/system/geoattrd.socket ./usr/lib/systemd/system/geoattrd-gpsd.socket \
     ./usr/lib/systemd/system/geoattrd-gpsd.service ./usr/lib/sysusers.d/geoattrd.conf ./usr/lib/tmpfiles.d/geoattrd.conf \
     ./etc/geoattrd/geoattrd.yaml; do
-    printf '%s\n' "$contents" | grep -q " $path\$" || { echo "check-deb: $path is missing" >&2; exit 1; }
+    grep -q " $path\$" <<<"$contents" || { echo "check-deb: $path is missing" >&2; exit 1; }
 done
 dpkg-deb -f "$deb" Depends | grep -q libgps28 || { echo "check-deb: Depends lacks libgps28" >&2; exit 1; }
 printf '%s\n' "$contents" | awk '{printf "%10s %s\n", $3, $6}' | grep -v '/$'
