@@ -43,11 +43,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
 
     /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
     package var effectiveSettings: [(key: String, value: String)] {
-        func seconds(_ duration: Duration) -> String {
-            let value = duration.secondsValue
-            return value == value.rounded() ? String(Int64(value)) : String(value)
+        // Whole numbers without a fraction; any other (and any beyond 1e15, which a whole-number
+        // conversion would trap on from 2^63: fix.fallback_error_m 1e60 is a valid setting) as is.
+        func number(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
         }
-        func number(_ value: Double) -> String { value == value.rounded() ? String(Int64(value)) : String(value) }
+        func seconds(_ duration: Duration) -> String { number(duration.secondsValue) }
         var settings: [(String, String)] = [
             ("gpsd.enabled", "\(gpsdEnabled)"), ("gpsd.endpoint", gpsdEndpoint.description),
             ("fix.timeout_s", seconds(fixRules.timeout)), ("fix.min_mode", "\(fixRules.minimumMode.rawValue)"),

@@ -229,6 +229,17 @@ struct DaemonConfigurationTests {
         #expect(shipped.stdout.contains("refresh.burst = 6"))
     }
 
+    @Test("huge numbers are printed, not a crash (fix.fallback_error_m 1e60: a fuzzer's finding)")
+    func hugeNumbers() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        _ = try directory.write("fix:\n  fallback_error_m: 1e60\n  max_error_m: 1e20\n", to: "c.yaml")
+        let result = try await effective(["--config", directory.file("c.yaml")])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("fix.fallback_error_m = 1e+60"), "\(result.stdout)")
+        #expect(result.stdout.contains("fix.max_error_m = 1e+20"), "\(result.stdout)")
+        #expect(result.stdout.contains("schedule.ttl_s = 3600"))
+    }
+
     @Test("flags win over the environment, which wins over the file")
     func precedence() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
