@@ -95,9 +95,11 @@ struct GPSDFixSourceTests {
 
     @Test("first reports without time: position accepted, arrival time stands in")
     func firstReportWithoutTime() async throws {
-        // No RMC in the first epochs: gpsd has no date, so its TPVs carry no time.
+        // No RMC in the first epochs: gpsd has no date, so its TPVs carry no time. gpsfake
+        // replays from the moment its own watcher connects, so these epochs must outlast the
+        // client's connection on a loaded machine (6 epochs, under a second, did not).
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 6) + NMEATrack.repeating(Self.fix3D, 10))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, 10))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let before = UTCTimestamp.now()
             let fix = try await source(gpsfake).fix()

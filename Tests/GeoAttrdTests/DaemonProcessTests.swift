@@ -72,9 +72,11 @@ struct DaemonProcessTests {
 
     @Test("SIGUSR1 forces a fix in the background; requests during a fix join it; the budget holds")
     func refreshCoalescingAndBudget() async throws {
-        // No fix for the first epochs, so the first forced fix stays in flight for a while.
+        // No fix for the first epochs, so the first forced fix stays in flight for a while: some
+        // seconds, so that the second SIGUSR1, sent once the test has seen the client in gpsd's
+        // log, still finds it in flight on a loaded machine (12 epochs, under 2 s, did not).
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 12)
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 40)
                 + NMEATrack.repeating(NMEATrack.Epoch(latitude: 52.3731, longitude: 4.8922, mode: 3), 60)).render()
         try await GPSFake.run(nmea: track, gpsdDebugLevel: 4) { gpsfake in
             let directory = try TemporaryDirectory(prefix: "geoattrd")
