@@ -30,8 +30,12 @@ package enum ConnectionSetup {
         limits.maxHeaderListSize = context.limits.maximumHeadBytes
         limits.maxHeaderFieldSize = context.limits.maximumHeadBytes
         limits.maxHeaderFieldCount = 128
+        // No outbound header validation: every response header is one this file writes from
+        // constants and numbers (nothing a client sent is ever echoed into a header), and the
+        // validator is one more handler that each of a response's three parts would cross.
         try sync.configureHTTPServerPipeline(
-            withErrorHandling: false, withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
+            withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: limits)
         try sync.addHandler(APIConnectionHandler(context: context))
     }
 }
@@ -83,7 +87,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     private var timer: Scheduled<Void>?
     /// The last attributes answer this connection sent, ready to send again: a sidecar polls
     /// the same thing, and while nothing it could see changed, nothing is rendered or copied.
-    private var cachedAnswer: (key: ResponseCache.Key, etag: String, headers: HTTPHeaders, body: ByteBuffer)?
+    private var cachedAnswer: (key: ResponseCache.Key, etag: String, head: HTTPResponseHead, body: ByteBuffer)?
     /// The request counter used last: a poller hits the same endpoint and status every time.
     private var lastCounter: (endpoint: String, status: Int, counter: CoreMetrics.Counter)?
 
@@ -270,7 +274,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func attributes(_ requestHead: HTTPRequestHead, query: [String: String], _ channelContext: ChannelHandlerContext) {
-        let formatName = query["format"] ?? "json"
+        let formatName = query.isEmpty ? "json" : query["format"] ?? "json"
         guard let format = AttributeFormat(rawValue: formatName) else {
             return error(channelContext, .badRequest, .badRequest, "format must be json, otel, env or prometheus", "attributes")
         }
@@ -294,15 +298,19 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             headers.add(name: "content-type", value: format.contentType)
             headers.add(name: "content-length", value: String(bytes.count))
             headers.add(name: "etag", value: etag)
-            cachedAnswer = (key, etag, headers, channelContext.channel.allocator.buffer(bytes: bytes))
+            // The head is kept whole: a response head is a heap object, and a keep-alive poller
+            // would otherwise have one built for every request.
+            cachedAnswer = (
+                key, etag, HTTPResponseHead(version: .http1_1, status: .ok, headers: headers),
+                channelContext.channel.allocator.buffer(bytes: bytes))
         }
         guard let answer = cachedAnswer else { return }
         if let match = requestHead.headers.first(name: "if-none-match"), match == answer.etag || match == "*" {
             return respond(channelContext, status: .notModified, body: [], contentType: nil, etag: answer.etag, endpoint: "attributes")
         }
-        var headers = answer.headers
-        if closeAfterResponse { headers.add(name: "connection", value: "close") }
-        channelContext.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        var head = answer.head
+        if closeAfterResponse { head.headers.add(name: "connection", value: "close") }
+        channelContext.write(wrapOutboundOut(.head(head)), promise: nil)
         if requestHead.method != .HEAD {
             channelContext.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
         }
