@@ -26,6 +26,11 @@ package enum ConnectionSetup {
             return
         }
         context.metrics.connectedClients.record(context.connections.count)
+        // Stop reading from a client while its answers are not being read: NIO's pipelining
+        // assistant takes the next request as soon as an answer is written, not sent, so a client
+        // that pipelines requests and never reads made the daemon queue answers without bound
+        // (1.4 GB in 20 s). Reading resumes when the queue drains below the low watermark.
+        try sync.addHandler(BackPressureHandler())
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = context.limits.maximumHeadBytes
         limits.maxHeaderFieldSize = context.limits.maximumHeadBytes

@@ -10,8 +10,9 @@ import Glibc
 
 /// Clients that misbehave in numbers, against the release build with the leak checks: a
 /// thousand at once (also under systemd's default descriptor limit), silent ones, slowloris
-/// heads and bodies, megabyte heads, watchers that vanish. Every one gets its answer or is
-/// closed on time, and afterwards the daemon holds what it held before.
+/// heads and bodies, megabyte heads, watchers that vanish, pipelining clients that never read.
+/// Every one gets its answer or is closed on time (one that reads none of its answers is read no
+/// further), and afterwards the daemon holds what it held before.
 @Suite("fault: clients", .serialized)
 struct ClientFaultTests {
     static let get = "GET /v1/attributes HTTP/1.1\r\nhost: x\r\n\r\n"
@@ -150,6 +151,55 @@ struct ClientFaultTests {
         let after = try #require(MemoryUse.residentKiB(of: pid))
         print("1 MB heads x40: resident \(before) -> \(after) KiB")
         #expect(after - before < 4_096, "resident memory grew by \(after - before) KiB over 40 MB of headers (\(before) -> \(after) KiB)")
+        await fault.expectSurvived()
+        await fault.stop()
+    }
+
+    @Test("a client that pipelines requests and never reads: the daemon stops reading it, stays flat, serves others, closes it at the head timeout")
+    func pipeliningClientThatNeverReads() async throws {
+        let fault = try await FaultDaemon.start(config: FaultConfig.staticLocation + "api:\n  head_timeout_s: 2.5\n")
+        let pid = fault.daemon.process.pid
+        let hog = try RawUnixConnection(path: fault.daemon.socketPath)
+        let burst = Array(String(repeating: Self.get, count: 1_000).utf8)
+        let limit = 200_000 * Self.get.utf8.count
+        let before = try #require(MemoryUse.residentKiB(of: pid))
+        // Send without reading for as long as the daemon takes the bytes; 200,000 requests would
+        // be some 80 MB of answers queued in the daemon if it went on reading.
+        var sent = 0
+        var stalledSince: ContinuousClock.Instant?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while sent < limit, ContinuousClock.now < deadline {
+            let offset = sent % burst.count
+            let n = burst.withUnsafeBytes {
+                Glibc.send(hog.fd, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                sent += n
+                stalledSince = nil
+            } else if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                let now = ContinuousClock.now
+                if let since = stalledSince, now - since > .seconds(1) { break }
+                stalledSince = stalledSince ?? now
+                try await Task.sleep(for: .milliseconds(10))
+            } else {
+                break
+            }
+        }
+        let requests = sent / Self.get.utf8.count
+        let after = try #require(MemoryUse.residentKiB(of: pid))
+        print("pipelining client that never reads: \(requests) requests taken, resident \(before) -> \(after) KiB")
+        #expect(sent < limit, "the daemon read all \(requests) requests of a client that read none of its answers")
+        #expect(after - before < 16_384, "resident memory grew by \(after - before) KiB (\(before) -> \(after) KiB)")
+
+        let other = try RawUnixConnection(path: fault.daemon.socketPath)
+        other.send(Self.get)
+        let answer = await other.read(until: "\r\n\r\n", timeout: .seconds(5))
+        #expect(answer.text.hasPrefix("HTTP/1.1 200"), "another client was not served meanwhile: \(answer.text.prefix(200))")
+
+        // Stalled past the head timeout, the hog is closed: draining its answers ends in EOF.
+        try await Task.sleep(for: .seconds(3))
+        let drained = await hog.read(timeout: .seconds(10))
+        #expect(drained.closed, "the daemon kept the stalled connection open")
         await fault.expectSurvived()
         await fault.stop()
     }
