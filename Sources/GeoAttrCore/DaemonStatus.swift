@@ -33,6 +33,9 @@ public struct DaemonStatus: Sendable, Hashable {
     public var gpsdReachable: Bool?
     /// The geocoder index in service, `nil` when degraded.
     public var indexVersion: String?
+    /// Why the index file was refused at its last load (its path and the reason), whether or not
+    /// an earlier index stays in service; `nil` once a load succeeds.
+    public var indexProblem: String?
     /// Reasons the daemon serves less than it could.
     public var degraded: [String]
     public var refreshesAccepted: Int

@@ -14,10 +14,13 @@ public struct GeocoderReloader: Service {
     private let logger: Logger
     private let onWatching: @Sendable () -> Void
     private let onSwap: @Sendable ((any Geocoding)?) -> Void
+    private let onRefusal: @Sendable (String) -> Void
 
+    /// `onRefusal` gets the refused file's path and the reason, for the status an operator reads.
     public init(
         path: String, slot: GeocoderSlot, logger: Logger, onWatching: @escaping @Sendable () -> Void = {},
-        onSwap: @escaping @Sendable ((any Geocoding)?) -> Void = { _ in }, load: @escaping Loader
+        onSwap: @escaping @Sendable ((any Geocoding)?) -> Void = { _ in },
+        onRefusal: @escaping @Sendable (String) -> Void = { _ in }, load: @escaping Loader
     ) {
         self.path = path
         self.slot = slot
@@ -25,6 +28,7 @@ public struct GeocoderReloader: Service {
         self.logger = logger
         self.onWatching = onWatching
         self.onSwap = onSwap
+        self.onRefusal = onRefusal
     }
 
     /// Loads the index now; `false` (and the old one kept) if the file is missing or invalid.
@@ -51,6 +55,7 @@ public struct GeocoderReloader: Service {
             logger.error(
                 "geocoder index refused, \(slot.geocoder == nil ? "serving location attributes only" : "the previous index stays in service"): \(failure.description)",
                 metadata: ["path": "\(path)", "reason": "\(reason)"])
+            onRefusal("\(path): \(failure.description)")
             return false
         case .none:
             logger.error("geocoder index not reloaded: no thread for the load")

@@ -26,6 +26,7 @@ struct StatusDocument: Encodable {
     var refreshesRefused: Int
     var gpsdReachable: Bool?
     var indexVersion: String?
+    var indexProblem: String?
     var degraded: [String]
     var cacheAgeS: Int64?
     var generation: UInt64?
@@ -36,6 +37,7 @@ struct StatusDocument: Encodable {
         case fixInFlight = "fix_in_flight", lastAttempt = "last_attempt", nextFixAt = "next_fix_at"
         case refreshTokens = "refresh_tokens", refreshesAccepted = "refreshes_accepted", refreshesRefused = "refreshes_refused"
         case gpsdReachable = "gpsd_reachable", indexVersion = "index_version", cacheAgeS = "cache_age_s"
+        case indexProblem = "index_problem"
     }
 
     init(_ context: ServerContext, grant: Grant) {
@@ -53,6 +55,7 @@ struct StatusDocument: Encodable {
         refreshesRefused = status.refreshesRefused
         gpsdReachable = status.gpsdReachable
         indexVersion = status.indexVersion
+        indexProblem = status.indexProblem
         degraded = status.degraded
         let served = context.store.served
         cacheAgeS = served?.age().components.seconds

@@ -80,6 +80,7 @@ struct DoctorCommand: AsyncParsableCommand {
             struct Attempt: Decodable { var error: String? }
             var state: String
             var degraded: [String]
+            var index_problem: String?
             var last_attempt: Attempt?
         }
         let view = try? JSONDecoder().decode(StatusView.self, from: Data(status.utf8))
@@ -94,6 +95,11 @@ struct DoctorCommand: AsyncParsableCommand {
         for reason in view?.degraded ?? [] {
             findings.append(Finding(
                 level: .warning, check: "degraded", detail: reason, fix: "set index.path (or --index) to a world index"))
+        }
+        if let problem = view?.index_problem {
+            findings.append(Finding(
+                level: .warning, check: "index", detail: "the daemon refused its index file: \(problem)",
+                fix: "put a valid index there (`geoattrctl index info FILE` checks one, `geoattrctl index build` makes one); the daemon takes it when the file is replaced, or on SIGHUP"))
         }
         if let error = view?.last_attempt?.error {
             findings.append(Finding(level: .warning, check: "last fix", detail: error))

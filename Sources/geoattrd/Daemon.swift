@@ -35,9 +35,11 @@ struct Daemon {
             onSwap: { geocoder in
                 store.updateStatus { status in
                     status.indexVersion = geocoder?.indexVersion
+                    status.indexProblem = nil
                     status.degraded.removeAll { $0.hasPrefix("no geocoder index") }
                 }
             },
+            onRefusal: { problem in store.updateStatus { $0.indexProblem = problem } },
             load: IndexGeocoder.load)
         // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
         let indexLoaded = await reloader.reload(reason: "start")

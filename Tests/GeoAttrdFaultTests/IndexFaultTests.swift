@@ -66,6 +66,8 @@ struct IndexFaultTests {
         let status = try await fault.client.status().text
         #expect(status.contains("no geocoder index"), "\(status)")
         #expect(!status.contains("\"index_version\""), "\(status)")
+        let problem = Self.indexProblem(in: status)
+        #expect(problem?.hasPrefix(index + ": ") == true && problem?.contains(damage.explanation) == true, "\(damage): \(status)")
         // Nothing of the refused file stays mapped.
         #expect(IndexMappings.of(daemon.process.pid, under: directory.path).isEmpty)
         await fault.expectSurvived()
@@ -97,6 +99,7 @@ struct IndexFaultTests {
             let status = try await fault.client.status().text
             #expect(status.contains("\"index_version\":\"\(version)\""), "\(damage): \(status)")
             #expect(!status.contains("no geocoder index"), "\(damage): \(status)")
+            #expect(Self.indexProblem(in: status)?.contains(damage.explanation) == true, "\(damage): \(status)")
             // The refused file was unmapped; the one in service (renamed over, so deleted) stays mapped.
             #expect(IndexMappings.of(daemon.process.pid, under: directory.path).count == mappedBefore.count,
                     "\(damage): \(IndexMappings.of(daemon.process.pid, under: directory.path))")
@@ -114,6 +117,8 @@ struct IndexFaultTests {
         #expect(swapped.text.contains("reason=\"file replaced\""))
         let refreshed = try await fault.client.refresh(wait: .seconds(10))
         #expect(refreshed.text.contains("\"geo.postal_code\":\"A-100\""), "\(refreshed.text)")
+        let statusAfter = try await fault.client.status().text
+        #expect(Self.indexProblem(in: statusAfter) == nil, "the refusal outlived a good index: \(statusAfter)")
         await fault.rememberServed()
         await fault.expectSurvived()
         await fault.stop()
@@ -161,5 +166,13 @@ enum IndexMappings {
     static func of(_ pid: pid_t, under directory: String) -> [String] {
         guard let maps = try? Fixture.readBytes("/proc/\(pid)/maps") else { return [] }
         return String(decoding: maps, as: UTF8.self).split(separator: "\n").map(String.init).filter { $0.contains(directory) }
+    }
+}
+
+extension IndexFaultTests {
+    /// `index_problem` of a `GET /v1/status` document, `nil` when absent.
+    static func indexProblem(in status: String) -> String? {
+        let document = try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+        return document?["index_problem"] as? String
     }
 }

@@ -350,6 +350,8 @@ struct DoctorTests {
             #expect(result.stdout.contains("[warn] state: the daemon is paused"))
             #expect(result.stdout.contains("[ok  ] receiver: 3D fix"))
             #expect(result.stdout.contains("[ok  ] socket"))
+            // The tests' daemons run without a world index: the load is refused, and said with its path.
+            #expect(result.stdout.contains("[warn] index: the daemon refused its index file: "), "\(result.stdout)")
             #expect(await daemon.stop() == 0)
         }
         // A receiver dating its fixes 2040: said, with what to check, and the fix still counts.
