@@ -74,9 +74,11 @@ struct DaemonProcessTests {
     func refreshCoalescingAndBudget() async throws {
         // No fix for the first epochs, so the first forced fix stays in flight for a while: some
         // seconds, so that the second SIGUSR1, sent once the test has seen the client in gpsd's
-        // log, still finds it in flight on a loaded machine (12 epochs, under 2 s, did not).
+        // log, still finds it in flight on a loaded machine (12 epochs, under 2 s, did not). 24
+        // epochs are about 7 s, and about 22 s under a sanitizer, where gpsfake replays 3 times
+        // slower (TestTiming): the wait for the fix below scales with it.
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 40)
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 24)
                 + NMEATrack.repeating(NMEATrack.Epoch(latitude: 52.3731, longitude: 4.8922, mode: 3), 60)).render()
         try await GPSFake.run(nmea: track, gpsdDebugLevel: 4) { gpsfake in
             let directory = try TemporaryDirectory(prefix: "geoattrd")
@@ -91,7 +93,7 @@ struct DaemonProcessTests {
             daemon.signal(SIGUSR1)
             #expect(await daemon.waitForLog("joins the fix in flight", from: accepted.index) != nil)
             let first = try #require(
-                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(30)),
+                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(30 * TestTiming.scale)),
                 "daemon log:\n\(daemon.log.text)\ngpsd:\n\(gpsfake.log.text.suffix(3000))")
             daemon.signal(SIGUSR1)
             let second = try #require(await daemon.waitForLog("refresh accepted", from: first.index))
