@@ -157,7 +157,7 @@ let package = Package(
         // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
         .target(
             name: "TestSupport",
-            dependencies: ["GeoAttrModel", "GeoIndex", "GeoIndexBuilder"],
+            dependencies: ["GeoAttrCore", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder"],
             path: "Tests/TestSupport"
         ),
         // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).

@@ -279,7 +279,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func attributes(_ requestHead: HTTPRequestHead, query: [String: String], _ channelContext: ChannelHandlerContext) {
-        let formatName = query.isEmpty ? "json" : query["format"] ?? "json"
+        let formatName = query["format"] ?? "json"
         guard let format = AttributeFormat(rawValue: formatName) else {
             return error(channelContext, .badRequest, .badRequest, "format must be json, otel, env or prometheus", "attributes")
         }

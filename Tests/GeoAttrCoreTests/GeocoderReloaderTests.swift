@@ -28,7 +28,10 @@ struct GeocoderReloaderTests {
         let path = try directory.write("v1", to: "world.idx")
         let slot = GeocoderSlot()
         let (watching, ready) = AsyncStream.makeStream(of: Void.self)
-        let reloader = GeocoderReloader(path: path, slot: slot, logger: Logger(label: "test"), onWatching: { ready.yield() }, load: Self.load)
+        let (refusals, refused) = AsyncStream.makeStream(of: String.self)
+        let reloader = GeocoderReloader(
+            path: path, slot: slot, logger: Logger(label: "test"), onWatching: { ready.yield() },
+            onRefusal: { refused.yield($0) }, load: Self.load)
         #expect(await reloader.reload(reason: "start"))
         #expect(slot.geocoder?.indexVersion == "v1")
         let task = Task { await reloader.run() }
@@ -42,7 +45,8 @@ struct GeocoderReloaderTests {
 
         try "corrupt".write(toFile: directory.file("world.idx.new"), atomically: false, encoding: .utf8)
         #expect(rename(directory.file("world.idx.new"), path) == 0)
-        try await Task.sleep(for: .milliseconds(200))
+        var refusal = refusals.makeAsyncIterator()
+        #expect(await refusal.next()?.hasPrefix(path + ": ") == true)
         #expect(slot.geocoder?.indexVersion == "v2")
         #expect(!(await reloader.reload(reason: "SIGHUP")))
         #expect(slot.geocoder?.indexVersion == "v2")

@@ -1,4 +1,5 @@
 import Foundation
+import GeoAttrCore
 
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,22 @@ public final class RawUnixConnection {
             offset += n
         }
         return true
+    }
+
+    /// Waits until the socket reports one of `events` (`POLLOUT`, `POLLRDHUP`, ...) or `timeout`
+    /// passes; the events reported (hang-up and errors always count), 0 on time-out. The wait
+    /// runs on a thread of its own, never on a concurrency thread.
+    public func wait(for events: Int32, timeout: Duration) async -> Int32 {
+        let (fd, milliseconds) = (fd, Int32(clamping: timeout.nanosecondsValue / 1_000_000))
+        let reported = await offPool { () -> Int32 in
+            var pfd = pollfd(fd: fd, events: Int16(truncatingIfNeeded: events), revents: 0)
+            while true {
+                let ready = poll(&pfd, 1, milliseconds)
+                if ready < 0, errno == EINTR { continue }
+                return ready > 0 ? Int32(pfd.revents) : 0
+            }
+        }
+        return reported ?? 0
     }
 
     /// Reads until the peer closes, `until` appears, or `timeout` passes. Waits as a task
