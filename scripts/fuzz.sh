@@ -17,6 +17,9 @@
 #
 # FUZZ_RUNS=N also stops each run after N executions; FUZZ_FLAGS adds libFuzzer flags;
 # FUZZ_NO_BUILD=1 runs the binary already built (long campaigns while the sources change).
+# FUZZ_CPU=N pins the runs to core N (taskset): the socket harness's client and the server's event
+# loops then wake each other on one core, which doubles its speed on a VM (cross-core wake-ups
+# cost an interrupt each); two campaigns on two cores do not slow each other down.
 # The corpora grow from run to run; delete .fuzz/corpus to start from the seeds again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -97,8 +100,10 @@ for target in "${targets[@]}"; do
     # shellcheck disable=SC2206
     flags+=(${FUZZ_FLAGS:-})
     echo "fuzz: $target: ${flags[*]} $corpus (log: $log)"
+    pin=()
+    [[ -n ${FUZZ_CPU:-} ]] && pin=(taskset -c "$FUZZ_CPU")
     status=0
-    GEOATTR_FUZZ_TARGET=$target "$binary" "${flags[@]}" "$corpus" < /dev/null > "$log" 2>&1 || status=$?
+    GEOATTR_FUZZ_TARGET=$target "${pin[@]}" "$binary" "${flags[@]}" "$corpus" < /dev/null > "$log" 2>&1 || status=$?
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)

@@ -14,8 +14,8 @@ import Glibc
 /// handler), with a running scheduler and a store behind it. Each input is one client
 /// connection: the bytes are sent, the write side is shut, and the answer is read to the end.
 /// A crash anywhere in the server, or a connection the server never closes, is a finding.
-/// Inputs are those of `http`: the first byte's upper bits cut the rest into separate sends
-/// (its client bits do not apply: the credentials are real).
+/// Inputs are those of `http`: the first byte's upper bits cut the rest into separate sends, at
+/// most `maximumSends` of them (its client bits do not apply: the credentials are real).
 ///
 /// Nothing is replaced: the peer credentials are this process's (root or the daemon's uid, so
 /// every route is reachable), and `POST /v1/refresh`, `PUT /v1/state` and `GET /v1/watch` really
@@ -71,10 +71,10 @@ struct HTTPSocketFuzz: FuzzHarness {
         guard connect(to: socketPath, fd) else { fatalError("http-socket harness: connect: errno \(errno)") }
         guard let mode = input.first else { return }
         let request = Array(input.dropFirst())
-        let sendSize = Int(mode >> 3)
+        let sendSize = Self.pieceSize(mode: mode, length: request.count)
         var offset = 0
         while offset < request.count {
-            let length = sendSize == 0 ? request.count - offset : min(sendSize, request.count - offset)
+            let length = min(sendSize, request.count - offset)
             let sent = request.withUnsafeBytes { send(fd, $0.baseAddress.map { $0 + offset }, length, Int32(MSG_NOSIGNAL)) }
             if sent < 0 {
                 if errno == EINTR { continue }
@@ -84,9 +84,8 @@ struct HTTPSocketFuzz: FuzzHarness {
             offset += sent
         }
         shutdown(fd, Int32(SHUT_WR))
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let received = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let received = recv(fd, Self.receiveBuffer, Self.receiveBufferSize, 0)
             if received > 0 { continue }
             if received == 0 { return }
             switch errno {
@@ -99,6 +98,24 @@ struct HTTPSocketFuzz: FuzzHarness {
             }
         }
     }
+
+    /// The most sends one input is cut into. Each send wakes the server's event loop, which is
+    /// what this harness spends its time on; the in-memory `http` harness cuts its inputs at
+    /// every byte boundary, so here the splits only need to reach the socket path's partial
+    /// reads: inputs up to this many bytes are still cut as finely as the mode asks.
+    static let maximumSends = 64
+
+    /// The bytes per send: the first byte's upper bits (0: all at once), made coarser so that no
+    /// input takes more than `maximumSends` sends.
+    static func pieceSize(mode: UInt8, length: Int) -> Int {
+        let requested = Int(mode >> 3)
+        guard requested > 0, length > 0 else { return max(length, 1) }
+        return max(requested, (length + maximumSends - 1) / maximumSends)
+    }
+
+    /// The answer is read and dropped, into one buffer for the process (inputs run one at a time).
+    static let receiveBufferSize = 64 * 1024
+    nonisolated(unsafe) static let receiveBuffer = UnsafeMutableRawPointer.allocate(byteCount: receiveBufferSize, alignment: 16)
 
     private func connect(to path: String, _ fd: Int32) -> Bool {
         var address = sockaddr_un()
