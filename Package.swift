@@ -157,7 +157,10 @@ let package = Package(
         // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
         .target(
             name: "TestSupport",
-            dependencies: ["GeoAttrCore", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder"],
+            dependencies: [
+                "GeoAttrCore", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport"
         ),
         // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).

@@ -10,33 +10,6 @@ import TestSupport
 import Glibc
 #endif
 
-/// A log handler that keeps every line (level and message) for the test to count.
-struct RecordingLogHandler: LogHandler {
-    let log: RecordedLog
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        log.lines.withLock { $0.append((event.level, "\(event.message)")) }
-    }
-}
-
-final class RecordedLog: Sendable {
-    let lines = Mutex<[(level: Logger.Level, message: String)]>([])
-    var logger: Logger {
-        Logger(label: "test") { _ in RecordingLogHandler(log: self) }
-    }
-
-    func count(_ level: Logger.Level, _ text: String) -> Int {
-        lines.withLock { $0.filter { $0.level == level && $0.message.contains(text) }.count }
-    }
-}
-
 /// A cache store whose writes fail with the given error text while it is set.
 final class FailingCache: CacheStore {
     let failure = Mutex<String?>(nil)

@@ -15,11 +15,24 @@ struct GPSDFixSourceTests {
     static let eiffel = (latitude: 48.8583701, longitude: 2.2944813)
     static let fix3D = NMEATrack.Epoch(latitude: eiffel.latitude, longitude: eiffel.longitude, mode: 3)
 
-    func source(_ gpsfake: GPSFake, configure: (inout FixAcceptanceRules) -> Void = { _ in }) -> GPSDFixSource {
+    func source(
+        _ gpsfake: GPSFake, log: RecordedLog? = nil, configure: (inout FixAcceptanceRules) -> Void = { _ in }
+    ) -> GPSDFixSource {
         var rules = FixAcceptanceRules()
         rules.timeout = .seconds(30)
         configure(&rules)
-        return GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port), rules: rules)
+        let endpoint = GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port)
+        guard let log else { return GPSDFixSource(endpoint: endpoint, rules: rules) }
+        return GPSDFixSource(endpoint: endpoint, rules: rules, logger: log.logger)
+    }
+
+    /// The position reports (gpsd's TPV) the source read, from its trace lines: a test whose
+    /// track opens with reports that must be refused checks that the source saw one, so that it
+    /// cannot pass by connecting after the opening phase (which a loaded machine can make it do).
+    func positionReports(_ log: RecordedLog) -> [(mode: Int, errorMeters: Double?, hasTime: Bool)] {
+        log.lines.filter { $0.message == "TPV" }.map { line in
+            (Int(line.metadata["mode"] ?? "") ?? 0, line.metadata["eph"].flatMap(Double.init), line.metadata["time"] != "none")
+        }
     }
 
     func attempt(_ source: GPSDFixSource) async -> Result<Fix, FixError> {
@@ -54,12 +67,14 @@ struct GPSDFixSourceTests {
     func noFixPeriodThenFix() async throws {
         let later = (latitude: 50.8466, longitude: 4.3528)
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 2), 6)
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 2), 20)
                 + NMEATrack.repeating(NMEATrack.Epoch(latitude: later.latitude, longitude: later.longitude, mode: 3), 12))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
-            let fix = try await source(gpsfake).fix()
+            let log = RecordedLog()
+            let fix = try await source(gpsfake, log: log).fix()
             expectPosition(fix, later.latitude, later.longitude)
             #expect(fix.mode == .threeDimensional)
+            #expect(positionReports(log).contains { $0.mode < 2 }, "the source never saw the no-fix period")
         }
     }
 
@@ -113,13 +128,15 @@ struct GPSDFixSourceTests {
     @Test("time required: waits for the first report with the receiver's time")
     func timeRequired() async throws {
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 6) + NMEATrack.repeating(Self.fix3D, 10))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, 10))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
-            let fix = try await source(gpsfake) { $0.requireTime = true }.fix()
+            let log = RecordedLog()
+            let fix = try await source(gpsfake, log: log) { $0.requireTime = true }.fix()
             let time = try #require(fix.receiverTime)
             #expect(fix.timeSource == .receiver)
             // One of the epochs that carried RMC.
-            #expect((track.unixTime(ofEpoch: 6)...track.unixTime(ofEpoch: 15)).contains(time.seconds))
+            #expect((track.unixTime(ofEpoch: 20)...track.unixTime(ofEpoch: 29)).contains(time.seconds))
+            #expect(positionReports(log).contains { $0.mode >= 2 && !$0.hasTime }, "the source never saw a fix without time")
         }
     }
 
@@ -127,12 +144,14 @@ struct GPSDFixSourceTests {
     func largeErrorThatImproves() async throws {
         let coarse = NMEATrack.Epoch(latitude: 40.0, longitude: -3.7, mode: 3, hdop: 15)  // 285 m
         let fine = NMEATrack.Epoch(latitude: 40.4168, longitude: -3.7038, mode: 3, hdop: 2.0)  // 38 m
-        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, 6) + NMEATrack.repeating(fine, 10))
+        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, 20) + NMEATrack.repeating(fine, 10))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
-            let fix = try await source(gpsfake).fix()
+            let log = RecordedLog()
+            let fix = try await source(gpsfake, log: log).fix()
             expectPosition(fix, 40.4168, -3.7038)
             let error = try #require(fix.horizontalErrorMeters)
             #expect(error <= 100)
+            #expect(positionReports(log).contains { $0.mode == 3 && ($0.errorMeters ?? 0) > 100 }, "the source never saw the coarse fixes")
         }
     }
 
