@@ -54,7 +54,7 @@ public struct BatchLookup {
             if count == 0 { break }
             pending.append(contentsOf: chunk[0..<count])
             var lineStart = 0
-            while let newline = pending[lineStart...].firstIndex(of: 0x0A) {
+            while let newline = Self.newline(in: pending, from: lineStart) {
                 lineNumber += 1
                 answer(pending[lineStart..<newline], lineNumber: lineNumber, into: &out)
                 lineStart = newline + 1
@@ -70,13 +70,25 @@ public struct BatchLookup {
         return lineNumber
     }
 
+    /// The index of the first newline at or after `start`, found with memchr.
+    private static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+        bytes.withUnsafeBytes { raw -> Int? in
+            guard start < raw.count, let base = raw.baseAddress,
+                let found = memchr(base + start, 0x0A, raw.count - start)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+    }
+
     private func answer(_ line: ArraySlice<UInt8>, lineNumber: Int, into out: inout [UInt8]) {
         var text = line
         if text.last == 0x0D { text = text.dropLast() }
-        if let (latitude, longitude) = Self.parseCoordinates(text) {
+        let (latitudeText, longitudeText) = Self.fields(text)
+        if text.contains(UInt8(ascii: ",")), let latitude = Self.parseNumber(latitudeText),
+            let longitude = Self.parseNumber(longitudeText)
+        {
             if latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 {
                 let place = reader.place(latitude: latitude, longitude: longitude)
-                let (latitudeText, longitudeText) = Self.fields(text)
                 if PlaceJSON.isJSONNumber(latitudeText) && PlaceJSON.isJSONNumber(longitudeText) {
                     PlaceJSON.append(place, latitudeText: latitudeText, longitudeText: longitudeText, to: &out)
                 } else {
@@ -112,9 +124,49 @@ public struct BatchLookup {
         return trimmed
     }
 
-    private static func parseNumber(_ trimmed: ArraySlice<UInt8>) -> Double? {
+    /// A number as `Double(String)` reads it, without making a String for the common case.
+    static func parseNumber(_ trimmed: ArraySlice<UInt8>) -> Double? {
         guard !trimmed.isEmpty, trimmed.count < 64 else { return nil }
+        if let exact = exactDecimal(trimmed) { return exact }
         return Double(String(decoding: trimmed, as: UTF8.self))
+    }
+
+    /// Exact powers of ten: every one up to 1e22 is a Double without rounding.
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+
+    /// `[-]digits[.digits]` with at most 15 significant digits and at most 22 after the point, the
+    /// shape of almost every coordinate: the digits as an integer, divided by a power of ten.
+    /// Both are exact Doubles, and IEEE division rounds the quotient correctly, so the result is
+    /// the one strtod gives (Clinger's fast path). Anything else returns nil, for strtod.
+    static func exactDecimal(_ text: ArraySlice<UInt8>) -> Double? {
+        var index = text.startIndex
+        let negative = text[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var seenPoint = false
+        var seenDigit = false
+        while index < text.endIndex {
+            let byte = text[index]
+            if byte >= 0x30 && byte <= 0x39 {
+                seenDigit = true
+                if mantissa != 0 || byte != 0x30 { digits += 1 }
+                guard digits <= 15 else { return nil }
+                mantissa = mantissa * 10 + UInt64(byte - 0x30)
+                if seenPoint { fractionDigits += 1 }
+            } else if byte == UInt8(ascii: "."), !seenPoint {
+                seenPoint = true
+            } else {
+                return nil
+            }
+            index += 1
+        }
+        guard seenDigit, fractionDigits < powersOfTen.count else { return nil }
+        let magnitude = Double(mantissa) / powersOfTen[fractionDigits]
+        return negative ? -magnitude : magnitude
     }
 
     private func inputReady() -> Bool {

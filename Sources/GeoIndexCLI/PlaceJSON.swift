@@ -88,6 +88,12 @@ public enum PlaceJSON {
 
     static func string(_ value: String, _ out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Names and codes almost never need escaping: copy those whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: value.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)

@@ -56,7 +56,60 @@ import Testing
         #expect(BatchLookupTests.parse(",") == nil)
     }
 
+    @Test("numbers read without strtod are bit for bit the numbers strtod reads")
+    func exactDecimalsAgreeWithStrtod() {
+        let edges = [
+            "0", "-0", "0.0", "-0.0", "1.", ".5", "-.5", ".", "-", "", "00.5", "007", "+1", "1e3", "1E-3", "inf", "nan",
+            "0x1p3", "1..2", "1.2.3", "-90", "180", "89.99999999999999", "123456789012345", "1234567890123456",
+            "0.0000000000000000000001", "0.00000000000000000000001", "-179.999999999999", "12 5", "1,5", "٣",
+        ]
+        for text in edges {
+            let bytes = Array(text.utf8)[...]
+            let parsed = bytes.isEmpty ? nil : BatchLookup.parseNumber(bytes)
+            let reference = text.isEmpty ? nil : Double(text)
+            #expect(parsed?.bitPattern == reference?.bitPattern, "\(text): \(String(describing: parsed)) != \(String(describing: reference))")
+        }
+        // Coordinates as receivers and exporters write them: 0 to 15 decimals, either sign.
+        var random = SplitMix64(seed: 0x6765_6f61_7474_72)
+        var fastPathHits = 0
+        for _ in 0..<200_000 {
+            let decimals = Int(random.next() % 16)
+            let whole = random.next() % 181
+            let fraction = random.next() % 1_000_000_000_000_000
+            var text = random.next() % 2 == 0 ? "-" : ""
+            text += String(whole)
+            if decimals > 0 {
+                let digits = String(fraction)
+                text += "." + String((String(repeating: "0", count: max(0, 15 - digits.count)) + digits).prefix(decimals))
+            }
+            let bytes = Array(text.utf8)[...]
+            if BatchLookup.exactDecimal(bytes) != nil { fastPathHits += 1 }
+            let parsed = BatchLookup.parseNumber(bytes)
+            #expect(parsed?.bitPattern == Double(text)?.bitPattern, "\(text)")
+            if parsed?.bitPattern != Double(text)?.bitPattern { break }
+        }
+        // Most of them take the fast path (the rest have more than 15 significant digits).
+        #expect(fastPathHits > 150_000)
+    }
+
     static func parse(_ text: String) -> [Double]? {
         BatchLookup.parseCoordinates(Array(text.utf8)[...]).map { [$0.0, $0.1] }
+    }
+}
+
+/// A seeded generator, so a failing number can be reproduced.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
