@@ -141,8 +141,9 @@ public struct BatchLookup {
     /// Both are exact Doubles, and IEEE division rounds the quotient correctly, so the result is
     /// the one strtod gives (Clinger's fast path). Anything else returns nil, for strtod.
     static func exactDecimal(_ text: ArraySlice<UInt8>) -> Double? {
+        guard let first = text.first else { return nil }
         var index = text.startIndex
-        let negative = text[index] == UInt8(ascii: "-")
+        let negative = first == UInt8(ascii: "-")
         if negative { index += 1 }
         var mantissa: UInt64 = 0
         var digits = 0

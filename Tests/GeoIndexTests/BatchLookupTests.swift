@@ -69,6 +69,7 @@ import Testing
             let reference = text.isEmpty ? nil : Double(text)
             #expect(parsed?.bitPattern == reference?.bitPattern, "\(text): \(String(describing: parsed)) != \(String(describing: reference))")
         }
+        #expect(BatchLookup.exactDecimal([UInt8]()[...]) == nil)
         // Coordinates as receivers and exporters write them: 0 to 15 decimals, either sign.
         var random = SplitMix64(seed: 0x6765_6f61_7474_72)
         var fastPathHits = 0
