@@ -83,10 +83,7 @@ public struct BatchLookup {
     private func answer(_ line: ArraySlice<UInt8>, lineNumber: Int, into out: inout [UInt8]) {
         var text = line
         if text.last == 0x0D { text = text.dropLast() }
-        let (latitudeText, longitudeText) = Self.fields(text)
-        if text.contains(UInt8(ascii: ",")), let latitude = Self.parseNumber(latitudeText),
-            let longitude = Self.parseNumber(longitudeText)
-        {
+        if let (latitude, longitude, latitudeText, longitudeText) = Self.parseCoordinates(text) {
             if latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 {
                 let place = reader.place(latitude: latitude, longitude: longitude)
                 if PlaceJSON.isJSONNumber(latitudeText) && PlaceJSON.isJSONNumber(longitudeText) {
@@ -103,17 +100,20 @@ public struct BatchLookup {
         out.append(0x0A)
     }
 
-    /// Parses `lat,lon` (spaces allowed around either number).
-    static func parseCoordinates(_ line: ArraySlice<UInt8>) -> (Double, Double)? {
-        guard line.contains(UInt8(ascii: ",")) else { return nil }
-        let (latitudeText, longitudeText) = fields(line)
-        guard let latitude = parseNumber(latitudeText), let longitude = parseNumber(longitudeText) else { return nil }
-        return (latitude, longitude)
+    /// Parses `lat,lon` (spaces allowed around either number); also returns the two trimmed
+    /// fields, which the output echoes when they are JSON numbers already.
+    static func parseCoordinates(
+        _ line: ArraySlice<UInt8>
+    ) -> (latitude: Double, longitude: Double, latitudeText: ArraySlice<UInt8>, longitudeText: ArraySlice<UInt8>)? {
+        guard let (latitudeText, longitudeText) = fields(line), let latitude = parseNumber(latitudeText),
+            let longitude = parseNumber(longitudeText)
+        else { return nil }
+        return (latitude, longitude, latitudeText, longitudeText)
     }
 
-    /// The two trimmed fields around the first comma.
-    static func fields(_ line: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
-        guard let comma = line.firstIndex(of: UInt8(ascii: ",")) else { return (trim(line), line[line.endIndex...]) }
+    /// The two trimmed fields around the first comma; nil without one.
+    static func fields(_ line: ArraySlice<UInt8>) -> (ArraySlice<UInt8>, ArraySlice<UInt8>)? {
+        guard let comma = line.firstIndex(of: UInt8(ascii: ",")) else { return nil }
         return (trim(line[line.startIndex..<comma]), trim(line[(comma + 1)...]))
     }
 

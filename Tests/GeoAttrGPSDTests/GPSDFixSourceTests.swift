@@ -21,9 +21,9 @@ struct GPSDFixSourceTests {
         var rules = FixAcceptanceRules()
         rules.timeout = .seconds(30)
         configure(&rules)
-        let endpoint = GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port)
-        guard let log else { return GPSDFixSource(endpoint: endpoint, rules: rules) }
-        return GPSDFixSource(endpoint: endpoint, rules: rules, logger: log.logger)
+        var source = GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port), rules: rules)
+        if let log { source.logger = log.logger }
+        return source
     }
 
     /// The position reports (gpsd's TPV) the source read, from its trace lines: a test whose
