@@ -160,10 +160,15 @@ package struct ConfigurationLoader: Sendable {
         // Not FileManager.contents: Foundation leaks 4 KB on every read of an empty file (found
         // by LeakSanitizer), and this runs at start and on every SIGHUP.
         guard let bytes = try? FileBytes.read(path, limit: 1 << 20) else { return false }
-        return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).allSatisfy { line in
-            let trimmed = line.trimmingWhitespace()
-            return trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---"
+        // Line by line up to the first setting: a real file has one within a few lines.
+        var rest = Substring(String(decoding: bytes, as: UTF8.self))
+        while !rest.isEmpty {
+            let end = rest.firstIndex(where: \.isNewline) ?? rest.endIndex
+            let trimmed = rest[..<end].trimmingWhitespace()
+            guard trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---" else { return false }
+            rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
         }
+        return true
     }
 
     private func read(_ config: ConfigReader) throws -> DaemonConfiguration {
