@@ -64,6 +64,8 @@ public struct BuildOptions: Sendable {
     public var buildDate: String?
     /// Places below this population are left out (smaller index, coarser rural localities).
     public var minimumPopulation: UInt32 = 0
+    /// Keep places that a bigger place always outranks (`DominatedPlaces`); they change no answer.
+    public var keepDominatedPlaces = false
 
     public init(
         countries: Set<String>? = nil, includePostalCodes: Bool = true, coastMarginDegrees: Double = 0.012,

@@ -182,9 +182,18 @@ private struct BuildState {
 
     mutating func loadPlaces(_ path: String) throws(BuildError) {
         let places = try GeoNamesReader.places(path: path)
-        var kept = 0
+        var eligible: [(place: PlaceRecord, country: UInt16)] = []
         for place in places where place.population >= options.minimumPopulation {
             guard let country = countryIndex[place.countryCode], country < 255 else { continue }
+            eligible.append((place, country))
+        }
+        let dominated =
+            options.keepDominatedPlaces
+            ? []
+            : DominatedPlaces.find(
+                eligible.map { .init(latitude: $0.place.latitude, longitude: $0.place.longitude, country: $0.country, population: $0.place.population) })
+        var kept = 0
+        for (index, (place, country)) in eligible.enumerated() where !dominated.contains(index) {
             var payload = ByteWriter()
             payload.u16(IndexFormat.populationCode(place.population))
             payload.u32(UInt32(country) << 24 | strings.offset(of: place.name))
@@ -195,8 +204,8 @@ private struct BuildState {
             }
             kept += 1
         }
-        counts.append(("places", "\(kept) (\(majorPlaces.count) with >= \(LocalityRule.majorPopulation) people)"))
-        report.lines.append("places: \(kept) of \(places.count) in indexed countries")
+        counts.append(("places", "\(kept) (\(majorPlaces.count) with >= \(LocalityRule.majorPopulation) people; \(dominated.count) never named left out)"))
+        report.lines.append("places: \(kept) of \(places.count) in indexed countries; \(dominated.count) that a bigger place always outranks left out")
     }
 
     mutating func loadPostalCodes(_ path: String) throws(BuildError) {

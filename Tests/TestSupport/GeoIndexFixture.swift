@@ -107,7 +107,9 @@ public enum Fixture {
     public static let continents = "AA\tEU\nBB\tEU\nCC\tOC\nDD\tAS\nEE\tAS\n"
 
     /// Writes the sources into a fresh directory and builds an index there.
-    public static func build(postal: Bool = true) throws -> (directory: String, index: String, report: BuildReport) {
+    public static func build(
+        postal: Bool = true, keepDominatedPlaces: Bool = false, extraCities: [String] = []
+    ) throws -> (directory: String, index: String, report: BuildReport) {
         var template = Array("/tmp/geoindex-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { buffer -> String in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "/tmp" }
@@ -118,14 +120,18 @@ public enum Fixture {
         try write(land, to: directory + "/land.geojson")
         try write(admin1, to: directory + "/admin1.geojson")
         try write(iso, to: directory + "/iso_3166-2.json")
-        try write(cities, to: directory + "/cities.txt")
+        try write(cities + extraCities.map { $0 + "\n" }.joined(), to: directory + "/cities.txt")
         try write(postalCodes, to: directory + "/postal.txt")
         try write(continents, to: directory + "/continents.tsv")
         try write("Fixture polygons\ttest\tCC0\n", to: directory + "/sources.tsv")
         let index = directory + (postal ? "/fixture.gidx" : "/fixture-nopostal.gidx")
         let report = try GeoIndexBuilder.build(
             inputs: BuildInputs.fetchedData(directory: directory),
-            options: BuildOptions(includePostalCodes: postal, buildDate: "2026-01-01T00:00:00Z"), outputPath: index)
+            options: {
+                var options = BuildOptions(includePostalCodes: postal, buildDate: "2026-01-01T00:00:00Z")
+                options.keepDominatedPlaces = keepDominatedPlaces
+                return options
+            }(), outputPath: index)
         return (directory, index, report)
     }
 
