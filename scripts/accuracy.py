@@ -59,6 +59,7 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--geoindex", default=None)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--misses", help="write geoindex's misses here (TSV: set, lat, lon, truth, ours)")
     a = ap.parse_args()
     rng = random.Random(a.seed)
 
@@ -124,6 +125,8 @@ def main():
     peer = geo.query(allpoints)
     peer_time = time.time() - t0
 
+    misses_file = open(a.misses, "w", encoding="utf-8") if a.misses else None
+
     def score(name, rows, offset, ours_key, peer_key, truth_of):
         ok_ours = ok_peer = 0
         misses = collections.Counter()
@@ -135,6 +138,8 @@ def main():
             ok_peer += (p == t)
             if o != t:
                 misses[f"{t}->{o}"] += 1
+                if misses_file:
+                    misses_file.write(f"{name}\t{row[0]:.6f}\t{row[1]:.6f}\t{t}\t{o}\n")
         n = len(rows)
         print(f"  {name:58s} geoindex {100 * ok_ours / n:6.2f}%   peer {100 * ok_peer / n:6.2f}%   (n={n})")
         if a.verbose:

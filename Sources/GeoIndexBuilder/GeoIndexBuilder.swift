@@ -316,6 +316,9 @@ private struct BuildState {
         text += "attribution\tPlaces and postal codes: GeoNames (geonames.org), licensed under CC BY 4.0.\n"
         text += "attribution\tCountry borders: (c) OpenStreetMap contributors, ODbL 1.0, via timezone-boundary-builder and tzfpy.\n"
         text += "attribution\tRegions and land: Natural Earth (public domain). ISO 3166 codes: Debian iso-codes (LGPL-2.1+).\n"
+        if let sources, String(decoding: sources, as: UTF8.self).contains("DCW-GMT") {
+            text += "attribution\tIslands and shores beyond Natural Earth's: DCW-GMT, the Digital Chart of the World for GMT (LGPL-3.0+).\n"
+        }
         return Array(text.utf8)
     }
 

