@@ -108,9 +108,10 @@ def in_range(ring):
 
 
 def extra_land(dcw_path, ne_features, places, coast_km=0.9, near_km=5.0, tolerance_km=0.5):
-    """MultiPolygon coordinates of the DCW land beyond Natural Earth's, and (pieces, vertices).
+    """MultiPolygon coordinates of the DCW land beyond Natural Earth's, and their vertex count.
 
-    ne_features: GeoJSON features of the Natural Earth mask; places: (lon, lat) pairs."""
+    ne_features: GeoJSON features of the Natural Earth mask; places: (lon, lat) pairs. Pieces
+    keep their outer ring only: a lake inside one is not sea."""
     import h5py
     import shapely
     from shapely.geometry import Polygon, shape
