@@ -51,6 +51,10 @@ struct WorldGoldenTests {
         Case(name: "Vaals (NL)", latitude: 50.7730, longitude: 6.0200, country: "NL", region: "NL-LI", locality: "Vaals"),
         Case(name: "Aachen (DE)", latitude: 50.7760, longitude: 6.0840, country: "DE", region: "DE-NW", locality: "Aachen"),
         Case(name: "Luxembourg City", latitude: 49.6116, longitude: 6.1319, country: "LU", locality: "Luxembourg"),
+        // Small islands that Natural Earth's land mask lacks (DCW's land beyond it, near places).
+        Case(name: "Maripipi island (PH)", latitude: 11.7790, longitude: 124.3408, country: "PH", region: "PH-BIL"),
+        Case(name: "Tarama island (JP, Okinawa)", latitude: 24.6648, longitude: 124.7018, country: "JP", region: "JP-47"),
+        Case(name: "Huaniao island (CN, Zhoushan)", latitude: 30.8513, longitude: 122.6931, country: "CN", region: "CN-ZJ"),
         // Big cities name the city, with the top-level ISO region.
         Case(name: "Paris", latitude: 48.8566, longitude: 2.3522, country: "FR", region: "FR-IDF", locality: "Paris"),
         Case(name: "Montpellier (FR-34 rolls up to FR-OCC)", latitude: 43.6108, longitude: 3.8767, country: "FR", region: "FR-OCC", locality: "Montpellier"),
