@@ -306,17 +306,16 @@ private struct BuildState {
 
     func metadata(sources: [UInt8]?) -> [UInt8] {
         var text = "built\t\(options.buildDate ?? Self.now())\nbuilder\t\(GeoIndexBuilder.builderName) (format \(IndexFormat.version))\n"
-        if let sources {
-            for line in String(decoding: sources.dropLast(), as: UTF8.self).split(separator: "\n") where !line.isEmpty {
-                text += "source\t\(line)\n"
-            }
+        let sourceText = sources.map { String(decoding: $0.dropLast(), as: UTF8.self) } ?? ""
+        for line in sourceText.split(separator: "\n") where !line.isEmpty {
+            text += "source\t\(line)\n"
         }
         if let countries = options.countries { text += "count\tcountry filter\t\(countries.sorted().joined(separator: ","))\n" }
         for (name, value) in counts { text += "count\t\(name)\t\(value)\n" }
         text += "attribution\tPlaces and postal codes: GeoNames (geonames.org), licensed under CC BY 4.0.\n"
         text += "attribution\tCountry borders: (c) OpenStreetMap contributors, ODbL 1.0, via timezone-boundary-builder and tzfpy.\n"
         text += "attribution\tRegions and land: Natural Earth (public domain). ISO 3166 codes: Debian iso-codes (LGPL-2.1+).\n"
-        if let sources, String(decoding: sources, as: UTF8.self).contains("DCW-GMT") {
+        if sourceText.contains("DCW-GMT") {
             text += "attribution\tIslands and shores beyond Natural Earth's: DCW-GMT, the Digital Chart of the World for GMT (LGPL-3.0+).\n"
         }
         return Array(text.utf8)
