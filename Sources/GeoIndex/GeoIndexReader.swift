@@ -32,6 +32,7 @@ public final class GeoIndexReader: Sendable {
     private let majorPlaces: PointGrid
     private let minorPlaces: PointGrid
     private let postal: PointGrid?
+    private let postalFloors: DistanceFloorGrid?
     private let contentChecksum: UInt64
 
     /// Opens and validates an index file.
@@ -119,6 +120,7 @@ public final class GeoIndexReader: Sendable {
         postal = sections[IndexFormat.Section.postalCodes.rawValue].flatMap {
             PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSize)
         }
+        postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
     }
 
     /// Checksum of the header (its own field zeroed; the content checksum is covered) and the
@@ -311,8 +313,12 @@ public final class GeoIndexReader: Sendable {
         var nearestDistance = Double.infinity
         var nearestCode: Int?
         // Search a window of the country's typical centroid spacing first: a hit there is the
-        // nearest overall; widen it only when it is empty.
+        // nearest overall; widen it only when it is empty. No window below the floor can hold one.
         var radius = min(firstRadius, cutoff)
+        if let floor = postalFloors?.floorMeters(latitude: latitude, longitude: longitude) {
+            if floor > cutoff { return nil }
+            radius = max(radius, floor)
+        }
         while true {
             postal.forEach(near: latitude, longitude, radius: radius, metersPerDegreeLongitude: metersX) { offset, distance in
                 guard distance < nearestDistance, let reference = postal.records.u32(offset + 2),

@@ -30,6 +30,8 @@ public enum IndexFormat {
         case majorPlaces = 0x4A41_4D50  // "PMAJ"
         case minorPlaces = 0x4E49_4D50  // "PMIN"
         case postalCodes = 0x5453_4F50  // "POST"
+        /// Optional: without it postal searches are slower, not different.
+        case postalFloors = 0x524C_4650  // "PFLR"
     }
 
     /// The root grid of every area layer: one-degree cells, row 0 at the south pole.

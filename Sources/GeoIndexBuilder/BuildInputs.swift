@@ -66,6 +66,8 @@ public struct BuildOptions: Sendable {
     public var minimumPopulation: UInt32 = 0
     /// Keep places that a bigger place always outranks (`DominatedPlaces`); they change no answer.
     public var keepDominatedPlaces = false
+    /// Write the postal distance floors (`DistanceFloorGrid`): faster postal searches, same answers.
+    public var postalDistanceFloors = true
 
     public init(
         countries: Set<String>? = nil, includePostalCodes: Bool = true, coastMarginDegrees: Double = 0.012,

@@ -48,6 +48,9 @@ private struct BuildState {
     var postal: PointGridBuilder?
     var counts: [(String, String)] = []
 
+    /// Postal distance floors: half-degree cells (260 kB for the world), floors in whole kilometres.
+    static let postalFloorCellSize = 0.5
+    static let postalFloorUnit = 1_000.0
     /// Leaf quantisation of the OSM-derived borders (about 33 m; the source is simplified to ~110 m).
     static let borderResolution = 0.0003
     /// Leaf quantisation of Natural Earth layers (about 90 m; the source is simplified to ~1 km).
@@ -299,7 +302,15 @@ private struct BuildState {
         writer.add(.regionLayer, regionLayer.section())
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
-        if let postal { writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize)) }
+        if let postal {
+            writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize))
+            if options.postalDistanceFloors {
+                writer.add(
+                    .postalFloors,
+                    DistanceFloorGridBuilder.section(
+                        points: postal.decodedPositions, cellSize: Self.postalFloorCellSize, unitMeters: Self.postalFloorUnit))
+            }
+        }
         writer.add(.strings, strings.data)
         return writer.serialise()
     }

@@ -32,6 +32,18 @@ struct PointGridBuilder {
         entries.append((UInt32(row * columns + column), fractionLat, fractionLon, payload))
     }
 
+    /// The positions as the reader decodes them (cell origin plus the quantised fractions).
+    var decodedPositions: [(latitude: Double, longitude: Double)] {
+        let steps = IndexFormat.quantisationSteps
+        return entries.map { entry in
+            let originLat = Double(Int(entry.key) / columns) * cellSize - 90
+            let originLon = Double(Int(entry.key) % columns) * cellSize - 180
+            return (
+                originLat + Double(entry.fractionLat) / steps * cellSize, originLon + Double(entry.fractionLon) / steps * cellSize
+            )
+        }
+    }
+
     func section(recordSize: Int) -> [UInt8] {
         let sorted = entries.enumerated().sorted {
             ($0.element.key, $0.element.fractionLat, $0.offset) < ($1.element.key, $1.element.fractionLat, $1.offset)

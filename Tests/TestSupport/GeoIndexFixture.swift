@@ -108,7 +108,7 @@ public enum Fixture {
 
     /// Writes the sources into a fresh directory and builds an index there.
     public static func build(
-        postal: Bool = true, keepDominatedPlaces: Bool = false, extraCities: [String] = []
+        postal: Bool = true, keepDominatedPlaces: Bool = false, postalFloors: Bool = true, extraCities: [String] = []
     ) throws -> (directory: String, index: String, report: BuildReport) {
         var template = Array("/tmp/geoindex-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { buffer -> String in
@@ -124,12 +124,13 @@ public enum Fixture {
         try write(postalCodes, to: directory + "/postal.txt")
         try write(continents, to: directory + "/continents.tsv")
         try write("Fixture polygons\ttest\tCC0\n", to: directory + "/sources.tsv")
-        let index = directory + (postal ? "/fixture.gidx" : "/fixture-nopostal.gidx")
+        let index = directory + (postal ? (postalFloors ? "/fixture.gidx" : "/fixture-nofloors.gidx") : "/fixture-nopostal.gidx")
         let report = try GeoIndexBuilder.build(
             inputs: BuildInputs.fetchedData(directory: directory),
             options: {
                 var options = BuildOptions(includePostalCodes: postal, buildDate: "2026-01-01T00:00:00Z")
                 options.keepDominatedPlaces = keepDominatedPlaces
+                options.postalDistanceFloors = postalFloors
                 return options
             }(), outputPath: index)
         return (directory, index, report)
