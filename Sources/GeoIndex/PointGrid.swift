@@ -10,12 +10,17 @@ import Darwin
 /// are stored, as sorted cell keys (`row * columns + column`) with the index of their first record.
 ///
 /// Section layout: `f64 cellSize, u32 columns, u32 rows, u32 cellCount, u32 recordCount,
-/// u32 recordSize, u32 reserved`, then `cellCount` u32 keys, `cellCount + 1` u32 starts,
+/// u32 recordSize, u32 chunkColumns`, then `cellCount` u32 keys, `cellCount + 1` u32 starts,
 /// `rows + 1` u32 row starts (index of the first key of each row, so a search stays in its row),
 /// and the records. Every record begins with its position in the cell as two u8 fractions;
 /// within a cell records are sorted by latitude, so a narrow window reads only a stripe of it.
+/// With `chunkColumns` > 0 a chunk directory follows: per row, per run of `chunkColumns`
+/// columns, a u16 count of the row's keys before the run, so a search reads one run's keys
+/// instead of the whole row's (0: none; readers that predate it ignore it).
 struct PointGrid: Sendable {
     static let headerSize = 32
+    /// Cells with at most this many records are scanned without a binary search.
+    static let linearScanLimit = 64
 
     let cellSize: Double
     let columns: Int
@@ -27,6 +32,9 @@ struct PointGrid: Sendable {
     let records: ByteView
     private let cellCount: Int
     private let recordCount: Int
+    private let chunkColumns: Int
+    private let chunksPerRow: Int
+    private let chunkDirectory: ByteView
 
     init?(section: ByteView, expectedRecordSize: Int) {
         guard let cellSize = section.f64(0), let columns = section.u32(8), let rows = section.u32(12),
@@ -52,6 +60,21 @@ struct PointGrid: Sendable {
         self.records = records
         self.cellCount = Int(cellCount)
         self.recordCount = Int(recordCount)
+        // Without a usable directory the search covers the whole row: slower, same answers.
+        let chunk = Int(section.u32(28) ?? 0)
+        let chunksPerRow = chunk > 0 && chunk <= Int(columns) ? (Int(columns) + chunk - 1) / chunk : 0
+        if chunksPerRow > 0,
+            let directory = section.slice(
+                Self.headerSize + 2 * keyBytes + 8 + Int(rows) * 4 + Int(recordCount) * Int(recordSize), Int(rows) * chunksPerRow * 2)
+        {
+            self.chunkColumns = chunk
+            self.chunksPerRow = chunksPerRow
+            self.chunkDirectory = directory
+        } else {
+            self.chunkColumns = 0
+            self.chunksPerRow = 0
+            self.chunkDirectory = ByteView(base: section.base, count: 0)
+        }
     }
 
     /// Calls `body(recordOffset, metres)` for every record within `radius` metres of the point.
@@ -96,6 +119,12 @@ struct PointGrid: Sendable {
         guard let rowFirst = rowStarts.u32(row * 4), let rowEnd = rowStarts.u32(row * 4 + 4), rowFirst <= rowEnd else { return }
         var low = Int(rowFirst)
         var high = min(Int(rowEnd), cellCount)
+        if chunkColumns > 0 {
+            let chunk = firstColumn / chunkColumns
+            let entry = (row * chunksPerRow + chunk) * 2
+            if let before = chunkDirectory.u16(entry) { low = min(low + Int(before), high) }
+            if chunk + 1 < chunksPerRow, let next = chunkDirectory.u16(entry + 2) { high = max(min(Int(rowFirst) + Int(next), high), low) }
+        }
         while low < high {
             let mid = (low + high) >> 1
             guard let key = keys.u32(mid * 4) else { return }
@@ -113,7 +142,9 @@ struct PointGrid: Sendable {
             let stripeLow = (latitude - radius2.squareRoot() / metersY - originLat) / cellSize * IndexFormat.quantisationSteps
             let stripeHigh = (latitude + radius2.squareRoot() / metersY - originLat) / cellSize * IndexFormat.quantisationSteps
             var first = Int(start)
-            if stripeLow > 0 {
+            // A binary search costs a dependent cache miss per step; a small cell is read faster
+            // front to back (the loop below skips the records south of the stripe).
+            if stripeLow > 0 && Int(end) - first > Self.linearScanLimit {
                 var high = Int(end)
                 while first < high {
                     let mid = (first + high) >> 1
@@ -125,6 +156,7 @@ struct PointGrid: Sendable {
                 let offset = record * recordSize
                 guard let fractionLat = records.u8(offset), let fractionLon = records.u8(offset + 1) else { return }
                 if Double(fractionLat) > stripeHigh { break }
+                if Double(fractionLat) < stripeLow { continue }
                 let pointLat = originLat + Double(fractionLat) / IndexFormat.quantisationSteps * cellSize
                 let pointLon = originLon + Double(fractionLon) / IndexFormat.quantisationSteps * cellSize
                 var deltaLon = pointLon - longitude

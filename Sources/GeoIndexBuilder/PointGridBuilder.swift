@@ -9,6 +9,9 @@ struct PointGridBuilder {
         var payload: [UInt8]
     }
 
+    /// Columns per entry of the chunk directory (a search reads one chunk's keys, not its row's).
+    static let chunkColumns = 128
+
     let cellSize: Double
     private var entries: [(key: UInt32, fractionLat: UInt8, fractionLon: UInt8, payload: [UInt8])] = []
 
@@ -62,7 +65,7 @@ struct PointGridBuilder {
         out.u32(UInt32(keys.count))
         out.u32(UInt32(sorted.count))
         out.u32(UInt32(recordSize))
-        out.u32(0)
+        out.u32(UInt32(Self.chunkColumns))
         for key in keys { out.u32(key) }
         for start in starts { out.u32(start) }
         var keyIndex = 0
@@ -74,6 +77,19 @@ struct PointGridBuilder {
             out.u8(entry.fractionLat)
             out.u8(entry.fractionLon)
             out.bytes(entry.payload)
+        }
+        // Per row and chunk of columns, how many of the row's keys come before the chunk.
+        let chunksPerRow = (columns + Self.chunkColumns - 1) / Self.chunkColumns
+        var rowFirstKey = 0
+        for row in 0..<rows {
+            var keyIndex = rowFirstKey
+            for chunk in 0..<chunksPerRow {
+                let chunkStart = UInt32(row * columns + chunk * Self.chunkColumns)
+                while keyIndex < keys.count, keys[keyIndex] < chunkStart { keyIndex += 1 }
+                out.u16(UInt16(keyIndex - rowFirstKey))
+            }
+            while keyIndex < keys.count, Int(keys[keyIndex]) / columns <= row { keyIndex += 1 }
+            rowFirstKey = keyIndex
         }
         return out.data
     }
