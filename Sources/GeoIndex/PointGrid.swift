@@ -14,9 +14,10 @@ import Darwin
 /// `rows + 1` u32 row starts (index of the first key of each row, so a search stays in its row),
 /// and the records. Every record begins with its position in the cell as two u8 fractions;
 /// within a cell records are sorted by latitude, so a narrow window reads only a stripe of it.
-/// With `chunkColumns` > 0 a chunk directory follows: per row, per run of `chunkColumns`
-/// columns, a u16 count of the row's keys before the run, so a search reads one run's keys
-/// instead of the whole row's (0: none; readers that predate it ignore it).
+/// With `chunkColumns` > 0 a chunk directory follows: `u32 firstRow, u32 rowCount`, then per
+/// row from `firstRow` (the first occupied one) and per run of `chunkColumns` columns, a u16
+/// count of the row's keys before the run, so a search reads one run's keys instead of the whole
+/// row's (0: none; readers that predate it ignore it).
 struct PointGrid: Sendable {
     static let headerSize = 32
     /// Cells with at most this many records are scanned without a binary search.
@@ -34,6 +35,7 @@ struct PointGrid: Sendable {
     private let recordCount: Int
     private let chunkColumns: Int
     private let chunksPerRow: Int
+    private let chunkFirstRow: Int
     private let chunkDirectory: ByteView
 
     init?(section: ByteView, expectedRecordSize: Int) {
@@ -63,16 +65,19 @@ struct PointGrid: Sendable {
         // Without a usable directory the search covers the whole row: slower, same answers.
         let chunk = Int(section.u32(28) ?? 0)
         let chunksPerRow = chunk > 0 && chunk <= Int(columns) ? (Int(columns) + chunk - 1) / chunk : 0
-        if chunksPerRow > 0,
-            let directory = section.slice(
-                Self.headerSize + 2 * keyBytes + 8 + Int(rows) * 4 + Int(recordCount) * Int(recordSize), Int(rows) * chunksPerRow * 2)
+        let directoryStart = Self.headerSize + 2 * keyBytes + 8 + Int(rows) * 4 + Int(recordCount) * Int(recordSize)
+        if chunksPerRow > 0, let firstRow = section.u32(directoryStart), let rowCount = section.u32(directoryStart + 4),
+            Int(firstRow) + Int(rowCount) <= Int(rows),
+            let directory = section.slice(directoryStart + 8, Int(rowCount) * chunksPerRow * 2)
         {
             self.chunkColumns = chunk
             self.chunksPerRow = chunksPerRow
+            self.chunkFirstRow = Int(firstRow)
             self.chunkDirectory = directory
         } else {
             self.chunkColumns = 0
             self.chunksPerRow = 0
+            self.chunkFirstRow = 0
             self.chunkDirectory = ByteView(base: section.base, count: 0)
         }
     }
@@ -119,11 +124,16 @@ struct PointGrid: Sendable {
         guard let rowFirst = rowStarts.u32(row * 4), let rowEnd = rowStarts.u32(row * 4 + 4), rowFirst <= rowEnd else { return }
         var low = Int(rowFirst)
         var high = min(Int(rowEnd), cellCount)
-        if chunkColumns > 0 {
+        // Rows outside the directory (none of them has keys) are searched whole.
+        if chunkColumns > 0, row >= chunkFirstRow {
             let chunk = firstColumn / chunkColumns
-            let entry = (row * chunksPerRow + chunk) * 2
-            if let before = chunkDirectory.u16(entry) { low = min(low + Int(before), high) }
-            if chunk + 1 < chunksPerRow, let next = chunkDirectory.u16(entry + 2) { high = max(min(Int(rowFirst) + Int(next), high), low) }
+            let entry = ((row - chunkFirstRow) * chunksPerRow + chunk) * 2
+            if let before = chunkDirectory.u16(entry) {
+                low = min(low + Int(before), high)
+                if chunk + 1 < chunksPerRow, let next = chunkDirectory.u16(entry + 2) {
+                    high = max(min(Int(rowFirst) + Int(next), high), low)
+                }
+            }
         }
         while low < high {
             let mid = (low + high) >> 1

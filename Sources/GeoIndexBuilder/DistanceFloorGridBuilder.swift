@@ -52,13 +52,21 @@ enum DistanceFloorGridBuilder {
                 floors[row * columns + column] = UInt8(min(max(units, 0), Double(UInt8.max)))
             }
         }
+        // Only the rows with a floor below saturation are stored (the reader saturates the rest).
+        let unsaturated = stride(from: 0, to: floors.count, by: columns).filter { start in
+            floors[start..<(start + columns)].contains { $0 < UInt8.max }
+        }
+        let firstRow = (unsaturated.first ?? 0) / columns
+        let storedRows = unsaturated.last.map { $0 / columns - firstRow + 1 } ?? 0
         var out = ByteWriter()
         out.f64(cellSize)
         out.u32(UInt32(columns))
         out.u32(UInt32(rows))
         out.u32(UInt32(unitMeters))
+        out.u32(UInt32(firstRow))
+        out.u32(UInt32(storedRows))
         out.u32(0)
-        out.bytes(floors)
+        out.bytes(Array(floors[(firstRow * columns)..<((firstRow + storedRows) * columns)]))
         return out.data
     }
 }

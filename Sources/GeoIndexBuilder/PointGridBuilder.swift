@@ -78,10 +78,14 @@ struct PointGridBuilder {
             out.u8(entry.fractionLon)
             out.bytes(entry.payload)
         }
-        // Per row and chunk of columns, how many of the row's keys come before the chunk.
+        // Per occupied row and chunk of columns, how many of the row's keys come before the chunk.
         let chunksPerRow = (columns + Self.chunkColumns - 1) / Self.chunkColumns
+        let firstRow = keys.first.map { Int($0) / columns } ?? 0
+        let lastRow = keys.last.map { Int($0) / columns } ?? -1
+        out.u32(UInt32(firstRow))
+        out.u32(UInt32(lastRow - firstRow + 1))
         var rowFirstKey = 0
-        for row in 0..<rows {
+        for row in firstRow..<(lastRow + 1) {
             var keyIndex = rowFirstKey
             for chunk in 0..<chunksPerRow {
                 let chunkStart = UInt32(row * columns + chunk * Self.chunkColumns)
