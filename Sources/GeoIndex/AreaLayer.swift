@@ -14,7 +14,7 @@ import Darwin
 /// f64 resolution, u32 innerCount, u32 leafBytes, u32 rootReferenceCount`, then 45 x 23 u32 block
 /// entries (a uniform reference, or `rootBlockExpanded | first index` of 64 root references) (margins in degrees of latitude, see `CellGeometry`),
 /// then `rows*columns` u32 root references, `innerCount*4` u32 child references, the leaf blob.
-struct AreaLayer: Sendable {
+package struct AreaLayer: Sendable {
     static let headerSize = 48
 
     /// Fixed margin in degrees of latitude (the guaranteed reach of edge distances).
@@ -27,7 +27,7 @@ struct AreaLayer: Sendable {
     private let inner: ByteView
     private let leaves: ByteView
 
-    init?(section: ByteView) {
+    package init?(section: ByteView) {
         guard let columns = section.u32(0), let rows = section.u32(4), let absolute = section.f64(8),
             let relative = section.f64(16), let resolution = section.f64(24), let innerCount = section.u32(32),
             let leafBytes = section.u32(36), let rootCount = section.u32(40), resolution.isFinite, resolution >= 0, resolution < 1,
@@ -99,22 +99,22 @@ struct AreaLayer: Sendable {
     }
 
     /// The result of testing a point against one cell.
-    struct Probe {
+    package struct Probe {
         /// The area containing the point, if any.
-        var area: UInt32?
+        package var area: UInt32?
         /// Metres from the point to the nearest edge of `area` (or, with no area, of any area);
         /// a lower bound when no edge lies within the cell's margin.
-        var edgeDistance: Double
+        package var edgeDistance: Double
         /// The nearest area accepted by the caller's filter, when the containing one was not.
-        var nearestAccepted: UInt32?
-        var nearestAcceptedDistance: Double
+        package var nearestAccepted: UInt32?
+        package var nearestAcceptedDistance: Double
     }
 
     /// Tests a point; `accept` picks the nearest acceptable area when the containing one is not.
     @inline(__always)
     /// Edges further than `distanceLimit` metres may be skipped (the distance is then reported
     /// as at least the limit).
-    func probe(
+    package func probe(
         latitude: Double, longitude: Double, metersPerDegreeLongitude metersX: Double, distanceLimit: Double = .infinity,
         accept: (UInt32) -> Bool = { _ in true }
     ) -> Probe? {

@@ -2,10 +2,15 @@
 ///
 /// Reads past the end return `nil` instead of trapping, so a crafted offset in the file
 /// degrades one lookup instead of crashing the daemon.
-struct ByteView: @unchecked Sendable {
+package struct ByteView: @unchecked Sendable {
     // The memory is an immutable read-only mapping owned by `MappedFile`, hence @unchecked.
-    let base: UnsafeRawPointer
-    let count: Int
+    package let base: UnsafeRawPointer
+    package let count: Int
+
+    package init(base: UnsafeRawPointer, count: Int) {
+        self.base = base
+        self.count = count
+    }
 
     @inline(__always)
     func u8(_ offset: Int) -> UInt8? {

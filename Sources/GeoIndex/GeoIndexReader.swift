@@ -119,6 +119,7 @@ public final class GeoIndexReader: Sendable {
         minorPlaces = try grid(.minorPlaces, recordSize: IndexFormat.placeRecordSize)
         postal = sections[IndexFormat.Section.postalCodes.rawValue].flatMap {
             PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSize)
+                ?? PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSizeWithoutRegion)
         }
         postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
     }
@@ -201,8 +202,8 @@ public final class GeoIndexReader: Sendable {
         result.countryCode = code(countryEntry, at: 0)
         result.continentCode = code(countryEntry, at: 2)
         var margin = countryProbe.edgeDistance
+        var regionIndex: UInt16?
         if let probe = regionProbe {
-            var regionIndex: UInt16?
             if let area = probe.area, let index = regionCodeIndex(neArea: area), regionCountry(index) == country {
                 regionIndex = index
                 margin = min(margin, probe.edgeDistance)
@@ -220,7 +221,7 @@ public final class GeoIndexReader: Sendable {
             let cutoffMeters = min(Double(cutoff) * 100, Self.maximumPostalCutoff)
             result.postalCode = postalCode(
                 latitude: latitude, longitude: longitude, metersX: metersX, country: country, cutoff: cutoffMeters,
-                firstRadius: min(max(Double(spacing) * 100, 500), cutoffMeters))
+                firstRadius: min(max(Double(spacing) * 100, 500), cutoffMeters), region: regionIndex)
         }
         return result
     }
@@ -306,12 +307,20 @@ public final class GeoIndexReader: Sendable {
         return strings.shortString(name)
     }
 
+    /// The nearest centroid of the country whose region is the point's (or unknown); failing
+    /// that, the nearest of the country: a code from across a region border only when the
+    /// point's own region has none within the cut-off.
     private func postalCode(
-        latitude: Double, longitude: Double, metersX: Double, country: UInt16, cutoff: Double, firstRadius: Double
+        latitude: Double, longitude: Double, metersX: Double, country: UInt16, cutoff: Double, firstRadius: Double,
+        region: UInt16?
     ) -> String? {
         guard let postal else { return nil }
+        // Files without regions in their records answer by country alone.
+        let region = postal.recordSize >= IndexFormat.postalRecordSize ? region : nil
         var nearestDistance = Double.infinity
         var nearestCode: Int?
+        var nearestInRegionDistance = Double.infinity
+        var nearestInRegionCode: Int?
         // Search a window of the country's typical centroid spacing first: a hit there is the
         // nearest overall; widen it only when it is empty. No window below the floor can hold one.
         var radius = min(firstRadius, cutoff)
@@ -321,15 +330,25 @@ public final class GeoIndexReader: Sendable {
         }
         while true {
             postal.forEach(near: latitude, longitude, radius: radius, metersPerDegreeLongitude: metersX) { offset, distance in
-                guard distance < nearestDistance, let reference = postal.records.u32(offset + 2),
-                    UInt16(reference >> 24) == country
+                guard distance < nearestDistance || distance < nearestInRegionDistance,
+                    let reference = postal.records.u32(offset + 2), UInt16(reference >> 24) == country
                 else { return }
-                nearestDistance = distance
-                nearestCode = Int(reference & 0x00FF_FFFF)
+                let code = Int(reference & 0x00FF_FFFF)
+                if distance < nearestDistance {
+                    nearestDistance = distance
+                    nearestCode = code
+                }
+                if let region, distance < nearestInRegionDistance,
+                    let recordRegion = postal.records.u16(offset + 6), recordRegion == region || recordRegion == IndexFormat.noIndex
+                {
+                    nearestInRegionDistance = distance
+                    nearestInRegionCode = code
+                }
             }
-            if nearestCode != nil || radius >= cutoff { break }
+            let found = region == nil ? nearestCode : nearestInRegionCode
+            if found != nil || radius >= cutoff { break }
             radius = min(radius * 2, cutoff)
         }
-        return nearestCode.flatMap { strings.shortString($0) }
+        return (nearestInRegionCode ?? nearestCode).flatMap { strings.shortString($0) }
     }
 }

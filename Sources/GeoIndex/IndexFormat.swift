@@ -66,8 +66,11 @@ public enum IndexFormat {
 
     /// Size of one place record (dlat u8, dlon u8, population code u16, name reference u32).
     public static let placeRecordSize = 8
-    /// Size of one postal record (dlat u8, dlon u8, code reference u32).
-    public static let postalRecordSize = 6
+    /// Size of one postal record (dlat u8, dlon u8, code reference u32, region code index u16:
+    /// the centroid's region as the reader resolves it, `noIndex` when unknown).
+    public static let postalRecordSize = 8
+    /// Postal records of files written before they carried a region.
+    public static let postalRecordSizeWithoutRegion = 6
 
     /// Population in 16 bits: exact below 32,768, then in steps of 1,024 (up to 33.5 million).
     @inline(__always)

@@ -45,7 +45,9 @@ private struct BuildState {
     var strings = StringTable()
     var majorPlaces = PointGridBuilder(cellSize: 0.5)
     var minorPlaces = PointGridBuilder(cellSize: 0.2)
-    var postal: PointGridBuilder?
+    /// Postal centroids kept: position, country and code string offset (gridded at serialisation,
+    /// once the region layer can give each its region).
+    var postalCentroids: [(centroid: PostalRegions.Centroid, code: UInt32)] = []
     var counts: [(String, String)] = []
 
     /// Postal distance floors: half-degree cells (260 kB for the world), floors in whole kilometres.
@@ -213,7 +215,6 @@ private struct BuildState {
 
     mutating func loadPostalCodes(_ path: String) throws(BuildError) {
         let (records, organisations) = try GeoNamesReader.postalCodes(path: path)
-        var grid = PointGridBuilder(cellSize: 0.1)
         var seen: Set<String> = []
         var byCountry: [UInt16: [(Double, Double)]] = [:]
         for record in records {
@@ -221,17 +222,15 @@ private struct BuildState {
             // Many codes list one centroid per place name; identical positions add nothing.
             let key = "\(record.countryCode)|\(record.code)|\(Int((record.latitude * 1000).rounded()))|\(Int((record.longitude * 1000).rounded()))"
             guard seen.insert(key).inserted else { continue }
-            var payload = ByteWriter()
-            payload.u32(UInt32(country) << 24 | strings.offset(of: record.code))
-            grid.add(latitude: record.latitude, longitude: record.longitude, payload: payload.data)
+            postalCentroids.append(
+                (PostalRegions.Centroid(latitude: record.latitude, longitude: record.longitude, country: country), strings.offset(of: record.code)))
             byCountry[country, default: []].append((record.latitude, record.longitude))
         }
         for (country, points) in byCountry {
             postalCutoff[country] = PostalCutoff.meters(for: points)
         }
-        postal = grid
-        counts.append(("postal centroids", "\(grid.count) in \(byCountry.count) countries (\(organisations) organisation codes dropped)"))
-        report.lines.append("postal: \(grid.count) centroids in \(byCountry.count) countries; \(organisations) organisation-only codes dropped")
+        counts.append(("postal centroids", "\(postalCentroids.count) in \(byCountry.count) countries (\(organisations) organisation codes dropped)"))
+        report.lines.append("postal: \(postalCentroids.count) centroids in \(byCountry.count) countries; \(organisations) organisation-only codes dropped")
     }
 
     mutating func serialise(sources: String?) throws(BuildError) -> [UInt8] {
@@ -299,10 +298,22 @@ private struct BuildState {
         writer.add(.regions, regionTable.data)
         writer.add(.landLayer, land.section())
         writer.add(.countryLayer, countryLayer.section())
-        writer.add(.regionLayer, regionLayer.section())
+        let regionSection = regionLayer.section()
+        writer.add(.regionLayer, regionSection)
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
-        if let postal {
+        if options.includePostalCodes && !postalCentroids.isEmpty {
+            let regions = PostalRegions.resolve(
+                postalCentroids.map(\.centroid), regionLayerSection: regionSection, neRegions: neRegions, regionCodes: regionCodes)
+            var postal = PointGridBuilder(cellSize: 0.1)
+            for ((centroid, code), region) in zip(postalCentroids, regions) {
+                var payload = ByteWriter()
+                payload.u32(UInt32(centroid.country) << 24 | code)
+                payload.u16(region)
+                postal.add(latitude: centroid.latitude, longitude: centroid.longitude, payload: payload.data)
+            }
+            let tagged = regions.count { $0 != IndexFormat.noIndex }
+            report.lines.append("postal: \(tagged) of \(regions.count) centroids in a region with a code")
             writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize))
             if options.postalDistanceFloors {
                 writer.add(

@@ -108,7 +108,8 @@ public enum Fixture {
 
     /// Writes the sources into a fresh directory and builds an index there.
     public static func build(
-        postal: Bool = true, keepDominatedPlaces: Bool = false, postalFloors: Bool = true, extraCities: [String] = []
+        postal: Bool = true, keepDominatedPlaces: Bool = false, postalFloors: Bool = true, extraCities: [String] = [],
+        extraPostalCodes: [String] = []
     ) throws -> (directory: String, index: String, report: BuildReport) {
         var template = Array("/tmp/geoindex-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { buffer -> String in
@@ -121,7 +122,7 @@ public enum Fixture {
         try write(admin1, to: directory + "/admin1.geojson")
         try write(iso, to: directory + "/iso_3166-2.json")
         try write(cities + extraCities.map { $0 + "\n" }.joined(), to: directory + "/cities.txt")
-        try write(postalCodes, to: directory + "/postal.txt")
+        try write(postalCodes + extraPostalCodes.map { $0 + "\n" }.joined(), to: directory + "/postal.txt")
         try write(continents, to: directory + "/continents.tsv")
         try write("Fixture polygons\ttest\tCC0\n", to: directory + "/sources.tsv")
         let index = directory + (postal ? (postalFloors ? "/fixture.gidx" : "/fixture-nofloors.gidx") : "/fixture-nopostal.gidx")
