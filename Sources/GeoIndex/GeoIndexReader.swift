@@ -53,7 +53,7 @@ public final class GeoIndexReader: Sendable {
             let headerChecksum = bytes.u64(IndexFormat.Header.headerChecksum),
             let contentChecksum = bytes.u64(IndexFormat.Header.contentChecksum)
         else { throw .notAnIndex(path: path) }
-        guard version == IndexFormat.version else {
+        guard version >= IndexFormat.oldestReadableVersion, version <= IndexFormat.version else {
             throw .unsupportedVersion(path: path, found: version, supported: IndexFormat.version)
         }
         guard declaredSize == UInt64(bytes.count) else {
@@ -163,12 +163,7 @@ public final class GeoIndexReader: Sendable {
         guard latitude.isFinite, longitude.isFinite, latitude >= -90, latitude <= 90, longitude >= -180, longitude <= 180 else {
             return .empty
         }
-        // The data's own edges run along +-180; 22 m inside (two quantisation steps) keeps the
-        // point off them. +180 and -180 are the same meridian.
-        let longitude = longitude == 180 || longitude == -180 ? -179.9998 : min(max(longitude, -179.9998), 179.9998)
-        // On a pole the point sits on the polygons' bottom or top edge, where the
-        // crossing test is undefined and 11 m quantisation blurs it: 110 m inside answers robustly.
-        let latitude = min(max(latitude, -89.999), 89.999)
+        let (latitude, longitude) = Self.inset(latitude: latitude, longitude: longitude)
         let metersX = CellGeometry.metersPerDegreeLongitudeAtEquator * cos(latitude * Double.pi / 180)
         guard isLandOrCoast(latitude: latitude, longitude: longitude),
             let countryProbe = countryLayer.probe(latitude: latitude, longitude: longitude, metersPerDegreeLongitude: metersX),
@@ -226,6 +221,15 @@ public final class GeoIndexReader: Sendable {
         return result
     }
 
+    /// Where a valid point is looked up. The data's own edges run along +-180; 22 m inside (two
+    /// quantisation steps) keeps the point off them, and +180 and -180 are the same meridian. On
+    /// a pole the point sits on the polygons' bottom or top edge, where the crossing test is
+    /// undefined and 11 m quantisation blurs it: 110 m inside answers robustly.
+    @inline(__always)
+    package static func inset(latitude: Double, longitude: Double) -> (latitude: Double, longitude: Double) {
+        (min(max(latitude, -89.999), 89.999), longitude == 180 || longitude == -180 ? -179.9998 : min(max(longitude, -179.9998), 179.9998))
+    }
+
     /// The builder's largest postal cut-off (see PostalCutoff) with room to spare.
     static let maximumPostalCutoff = 300_000.0
 
@@ -268,6 +272,11 @@ public final class GeoIndexReader: Sendable {
     @inline(__always)
     private func regionCountry(_ index: UInt16) -> UInt16? {
         regions.u16(Int(index) * 8)
+    }
+
+    @inline(__always)
+    private func regionHasPostalCodes(_ index: UInt16) -> Bool {
+        (regions.u16(Int(index) * 8 + 2) ?? 0) & IndexFormat.regionHasPostalCodes != 0
     }
 
     private func regionCode(_ index: UInt16) -> String? {
@@ -315,11 +324,13 @@ public final class GeoIndexReader: Sendable {
         region: UInt16?
     ) -> String? {
         guard let postal else { return nil }
-        // Files without regions in their records answer by country alone.
-        let region = postal.recordSize >= IndexFormat.postalRecordSize ? region : nil
+        // By country alone in files without regions in their records, and for a region without
+        // centroids of its own (which would otherwise widen every search to the cut-off).
+        let region = postal.recordSize >= IndexFormat.postalRecordSize ? region.flatMap { regionHasPostalCodes($0) ? $0 : nil } : nil
         var nearestDistance = Double.infinity
         var nearestCode: Int?
-        var nearestInRegionDistance = Double.infinity
+        // Without a region nothing is in-region, so only the country's nearest is tracked.
+        var nearestInRegionDistance = region == nil ? -1 : Double.infinity
         var nearestInRegionCode: Int?
         // Search a window of the country's typical centroid spacing first: a hit there is the
         // nearest overall; widen it only when it is empty. No window below the floor can hold one.

@@ -4,7 +4,11 @@
 /// 8-byte-aligned sections; see `docs/FORMAT.md` for the byte-level description.
 public enum IndexFormat {
     public static let magic: [UInt8] = Array("GEOATTRX".utf8)
-    public static let version: UInt32 = 3
+    /// 4: postal records carry their region, and each region says whether it has centroids.
+    /// Version 3 files are still read (postal codes then by country alone); a reader that
+    /// predates 4 refuses 4 instead of silently dropping its 8-byte postal records.
+    public static let version: UInt32 = 4
+    public static let oldestReadableVersion: UInt32 = 3
     public static let headerSize = 64
     public static let directoryEntrySize = 24
     /// Offsets of the header fields.
@@ -62,6 +66,8 @@ public enum IndexFormat {
         case leaf = 2
     }
     public static let noArea: UInt32 = 0x3FFF_FFFF
+    /// Flag in a region entry's second u16: some postal centroid lies in the region (version 4).
+    public static let regionHasPostalCodes: UInt16 = 0x0001
     public static let noIndex: UInt16 = 0xFFFF
 
     /// Size of one place record (dlat u8, dlon u8, population code u16, name reference u32).

@@ -17,7 +17,7 @@ import Darwin
 /// With `chunkColumns` > 0 a chunk directory follows: `u32 firstRow, u32 rowCount`, then per
 /// row from `firstRow` (the first occupied one) and per run of `chunkColumns` columns, a u16
 /// count of the row's keys before the run, so a search reads one run's keys instead of the whole
-/// row's (0: none; readers that predate it ignore it).
+/// row's (`chunkColumns` 0: no directory; readers that predate it ignore it).
 struct PointGrid: Sendable {
     static let headerSize = 32
     /// Cells with at most this many records are scanned without a binary search.

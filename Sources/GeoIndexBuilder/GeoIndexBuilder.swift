@@ -260,14 +260,6 @@ private struct BuildState {
             neTable.u16(entry.country)
             neTable.u16(entry.region)
         }
-        var regionTable = ByteWriter()
-        regionTable.u32(UInt32(regionCodes.count))
-        for entry in regionCodes {
-            regionTable.u16(entry.country)
-            regionTable.u16(0)
-            regionTable.u32(strings.offset(of: entry.code))
-        }
-
         // The land layer needs a fixed reach for the coast tolerance; the border layers only need
         // a margin proportional to the cell (their edge distance is a lower bound beyond it).
         var land = AreaLayerBuilder(
@@ -290,6 +282,21 @@ private struct BuildState {
             report.lines.append("\(name) layer: \(s.leaves) leaves, \(s.innerNodes) inner nodes, \(s.leafVertices) stored vertices")
             counts.append(("\(name) layer", "\(s.leaves) leaves, \(s.leafVertices) vertices"))
         }
+        let regionSection = regionLayer.section()
+        let postalRegions =
+            options.includePostalCodes
+            ? PostalRegions.resolve(
+                postalCentroids.map(\.centroid), regionLayerSection: regionSection, neRegions: neRegions, regionCodes: regionCodes)
+            : []
+        var regionsWithPostalCodes = Set(postalRegions)
+        regionsWithPostalCodes.remove(IndexFormat.noIndex)
+        var regionTable = ByteWriter()
+        regionTable.u32(UInt32(regionCodes.count))
+        for (index, entry) in regionCodes.enumerated() {
+            regionTable.u16(entry.country)
+            regionTable.u16(regionsWithPostalCodes.contains(UInt16(index)) ? IndexFormat.regionHasPostalCodes : 0)
+            regionTable.u32(strings.offset(of: entry.code))
+        }
 
         writer.add(.metadata, metadata(sources: try sources.map { (p: String) throws(BuildError) in try FileIO.readTerminated(p) }))
         writer.add(.countries, countryTable.data)
@@ -298,22 +305,20 @@ private struct BuildState {
         writer.add(.regions, regionTable.data)
         writer.add(.landLayer, land.section())
         writer.add(.countryLayer, countryLayer.section())
-        let regionSection = regionLayer.section()
         writer.add(.regionLayer, regionSection)
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         if options.includePostalCodes && !postalCentroids.isEmpty {
-            let regions = PostalRegions.resolve(
-                postalCentroids.map(\.centroid), regionLayerSection: regionSection, neRegions: neRegions, regionCodes: regionCodes)
             var postal = PointGridBuilder(cellSize: 0.1)
-            for ((centroid, code), region) in zip(postalCentroids, regions) {
+            for ((centroid, code), region) in zip(postalCentroids, postalRegions) {
                 var payload = ByteWriter()
                 payload.u32(UInt32(centroid.country) << 24 | code)
                 payload.u16(region)
                 postal.add(latitude: centroid.latitude, longitude: centroid.longitude, payload: payload.data)
             }
-            let tagged = regions.count { $0 != IndexFormat.noIndex }
-            report.lines.append("postal: \(tagged) of \(regions.count) centroids in a region with a code")
+            let tagged = postalRegions.count { $0 != IndexFormat.noIndex }
+            report.lines.append(
+                "postal: \(tagged) of \(postalRegions.count) centroids in a region with a code; \(regionsWithPostalCodes.count) of \(regionCodes.count) regions have centroids")
             writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize))
             if options.postalDistanceFloors {
                 writer.add(

@@ -37,8 +37,7 @@ enum PostalRegions {
                 return [UInt16](repeating: IndexFormat.noIndex, count: centroids.count)
             }
             return centroids.map { centroid in
-                let latitude = min(max(centroid.latitude, -89.999), 89.999)
-                let longitude = min(max(centroid.longitude, -179.9998), 179.9998)
+                let (latitude, longitude) = GeoIndexReader.inset(latitude: centroid.latitude, longitude: centroid.longitude)
                 let metersX = CellGeometry.metersPerDegreeLongitudeAtEquator * cos(latitude * Double.pi / 180)
                 guard
                     let probe = layer.probe(
