@@ -73,6 +73,22 @@ public enum CellGeometry {
         return min(IndexFormat.leafSteps, max(64, (latitudeSpan / resolution).rounded(.down)))
     }
 
+    /// Columns and rows of a grid of `cellSize`-degree cells (point grids, distance floors).
+    @inline(__always)
+    package static func gridSize(cellSize: Double) -> (columns: Int, rows: Int) {
+        (Int((360 / cellSize).rounded()), Int((180 / cellSize).rounded()))
+    }
+
+    /// The cell of such a grid that holds a point, clamped into the grid (row 0 at -90, column 0
+    /// at -180). Readers and builders of a grid must agree on it.
+    @inline(__always)
+    package static func gridCell(latitude: Double, longitude: Double, cellSize: Double, columns: Int, rows: Int) -> (row: Int, column: Int) {
+        (
+            min(max(Int(((latitude + 90) / cellSize).rounded(.down)), 0), rows - 1),
+            min(max(Int(((longitude + 180) / cellSize).rounded(.down)), 0), columns - 1)
+        )
+    }
+
     /// Root cell of a point; latitude 90 and longitude 180 fold into the last row and first column.
     @inline(__always)
     public static func rootCell(latitude: Double, longitude: Double) -> (row: Int, column: Int) {

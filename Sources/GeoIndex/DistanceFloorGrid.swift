@@ -7,9 +7,10 @@
 /// u32 storedRows, u32 reserved`, then `storedRows * columns` u8 floors in units of `unitMeters`
 /// from row `firstRow` (row 0 at -90 degrees, column 0 at -180; 255 means at least 255 units,
 /// as does every row not stored). Floors are in the metres of `PointGrid.forEach`.
-struct DistanceFloorGrid: Sendable {
+package struct DistanceFloorGrid: Sendable {
     static let headerSize = 32
-    static let saturated = 255.0
+    /// The floor of rows not stored, and the largest a cell holds: at least this many units.
+    package static let saturatedUnits = UInt8.max
     let cellSize: Double
     let columns: Int
     let rows: Int
@@ -22,7 +23,7 @@ struct DistanceFloorGrid: Sendable {
         guard let cellSize = section.f64(0), let columns = section.u32(8), let rows = section.u32(12),
             let unit = section.u32(16), let firstRow = section.u32(20), let storedRows = section.u32(24),
             cellSize.isFinite, cellSize >= 0.01, cellSize <= 180, unit > 0,
-            Int(columns) == Int((360 / cellSize).rounded()), Int(rows) == Int((180 / cellSize).rounded()),
+            CellGeometry.gridSize(cellSize: cellSize) == (Int(columns), Int(rows)),
             Int(firstRow) + Int(storedRows) <= Int(rows),
             let floors = section.slice(Self.headerSize, Int(columns) * Int(storedRows))
         else { return nil }
@@ -38,10 +39,10 @@ struct DistanceFloorGrid: Sendable {
     /// No point of the set is nearer than this to the given point (finite, in range).
     @inline(__always)
     func floorMeters(latitude: Double, longitude: Double) -> Double {
-        let row = min(max(Int(((latitude + 90) / cellSize).rounded(.down)), 0), rows - 1) - firstRow
-        guard row >= 0, row < storedRows else { return Self.saturated * unitMeters }
-        let column = min(max(Int(((longitude + 180) / cellSize).rounded(.down)), 0), columns - 1)
-        guard let floor = floors.u8(row * columns + column) else { return 0 }
+        let cell = CellGeometry.gridCell(latitude: latitude, longitude: longitude, cellSize: cellSize, columns: columns, rows: rows)
+        let row = cell.row - firstRow
+        guard row >= 0, row < storedRows else { return Double(Self.saturatedUnits) * unitMeters }
+        guard let floor = floors.u8(row * columns + cell.column) else { return 0 }
         return Double(floor) * unitMeters
     }
 }

@@ -18,7 +18,7 @@ import Darwin
 /// row from `firstRow` (the first occupied one) and per run of `chunkColumns` columns, a u16
 /// count of the row's keys before the run, so a search reads one run's keys instead of the whole
 /// row's (`chunkColumns` 0: no directory; readers that predate it ignore it).
-struct PointGrid: Sendable {
+package struct PointGrid: Sendable {
     static let headerSize = 32
     /// Cells with at most this many records are scanned without a binary search.
     static let linearScanLimit = 64
@@ -33,16 +33,14 @@ struct PointGrid: Sendable {
     let records: ByteView
     private let cellCount: Int
     private let recordCount: Int
-    private let chunkColumns: Int
-    private let chunksPerRow: Int
-    private let chunkFirstRow: Int
-    private let chunkDirectory: ByteView
+    /// Nil without a usable directory: then the search covers whole rows (slower, same answers).
+    private let chunks: ChunkDirectory?
 
     init?(section: ByteView, expectedRecordSize: Int) {
         guard let cellSize = section.f64(0), let columns = section.u32(8), let rows = section.u32(12),
             let cellCount = section.u32(16), let recordCount = section.u32(20), let recordSize = section.u32(24),
             cellSize.isFinite, cellSize > 0.001, cellSize <= 180, Int(recordSize) == expectedRecordSize,
-            Int(columns) == Int((360 / cellSize).rounded()), Int(rows) == Int((180 / cellSize).rounded()),
+            CellGeometry.gridSize(cellSize: cellSize) == (Int(columns), Int(rows)),
             // Cell keys are u32: a finer grid (a crafted cell size) would overflow them in lookups.
             Int(columns) * Int(rows) <= Int(UInt32.max) + 1
         else { return nil }
@@ -62,24 +60,29 @@ struct PointGrid: Sendable {
         self.records = records
         self.cellCount = Int(cellCount)
         self.recordCount = Int(recordCount)
-        // Without a usable directory the search covers the whole row: slower, same answers.
-        let chunk = Int(section.u32(28) ?? 0)
-        let chunksPerRow = chunk > 0 && chunk <= Int(columns) ? (Int(columns) + chunk - 1) / chunk : 0
-        let directoryStart = Self.headerSize + 2 * keyBytes + 8 + Int(rows) * 4 + Int(recordCount) * Int(recordSize)
-        if chunksPerRow > 0, let firstRow = section.u32(directoryStart), let rowCount = section.u32(directoryStart + 4),
-            Int(firstRow) + Int(rowCount) <= Int(rows),
-            let directory = section.slice(directoryStart + 8, Int(rowCount) * chunksPerRow * 2)
-        {
-            self.chunkColumns = chunk
-            self.chunksPerRow = chunksPerRow
-            self.chunkFirstRow = Int(firstRow)
-            self.chunkDirectory = directory
-        } else {
-            self.chunkColumns = 0
-            self.chunksPerRow = 0
-            self.chunkFirstRow = 0
-            self.chunkDirectory = ByteView(base: section.base, count: 0)
-        }
+        chunks = ChunkDirectory(
+            section: section, at: Self.headerSize + 2 * keyBytes + 8 + Int(rows) * 4 + Int(recordCount) * Int(recordSize),
+            columnsPerChunk: Int(section.u32(28) ?? 0), columns: Int(columns), rows: Int(rows))
+    }
+
+    /// The longitude scale of a search: at least 1% of the equator's, so that a window near a pole
+    /// stays bounded. The distance floors are built with the same scale.
+    @inline(__always)
+    package static func searchMetersPerDegreeLongitude(_ metersPerDegreeLongitude: Double) -> Double {
+        max(metersPerDegreeLongitude, CellGeometry.metersPerDegreeLongitudeAtEquator * 0.01)
+    }
+
+    /// South-west corner of a cell.
+    @inline(__always)
+    package static func cellOrigin(row: Int, column: Int, cellSize: Double) -> (latitude: Double, longitude: Double) {
+        (Double(row) * cellSize - 90, Double(column) * cellSize - 180)
+    }
+
+    /// A record's coordinate from its cell's origin and its quantised fraction; the builder
+    /// computes what the reader will see with the same function.
+    @inline(__always)
+    package static func decode(_ fraction: UInt8, from origin: Double, cellSize: Double) -> Double {
+        origin + Double(fraction) / IndexFormat.quantisationSteps * cellSize
     }
 
     /// Calls `body(recordOffset, metres)` for every record within `radius` metres of the point.
@@ -88,7 +91,7 @@ struct PointGrid: Sendable {
         near latitude: Double, _ longitude: Double, radius: Double, metersPerDegreeLongitude: Double, _ body: (Int, Double) -> Void
     ) {
         let metersY = CellGeometry.metersPerDegreeLatitude
-        let metersX = max(metersPerDegreeLongitude, CellGeometry.metersPerDegreeLongitudeAtEquator * 0.01)
+        let metersX = Self.searchMetersPerDegreeLongitude(metersPerDegreeLongitude)
         let deltaLat = radius / metersY
         let deltaLon = radius / metersX
         let firstRow = max(Int(((latitude - deltaLat + 90) / cellSize).rounded(.down)), 0)
@@ -124,17 +127,7 @@ struct PointGrid: Sendable {
         guard let rowFirst = rowStarts.u32(row * 4), let rowEnd = rowStarts.u32(row * 4 + 4), rowFirst <= rowEnd else { return }
         var low = Int(rowFirst)
         var high = min(Int(rowEnd), cellCount)
-        // Rows outside the directory (none of them has keys) are searched whole.
-        if chunkColumns > 0, row >= chunkFirstRow {
-            let chunk = firstColumn / chunkColumns
-            let entry = ((row - chunkFirstRow) * chunksPerRow + chunk) * 2
-            if let before = chunkDirectory.u16(entry) {
-                low = min(low + Int(before), high)
-                if chunk + 1 < chunksPerRow, let next = chunkDirectory.u16(entry + 2) {
-                    high = max(min(Int(rowFirst) + Int(next), high), low)
-                }
-            }
-        }
+        chunks?.narrow(row: row, firstColumn: firstColumn, rowFirst: Int(rowFirst), low: &low, high: &high)
         while low < high {
             let mid = (low + high) >> 1
             guard let key = keys.u32(mid * 4) else { return }
@@ -145,10 +138,7 @@ struct PointGrid: Sendable {
             guard let start = starts.u32(cell * 4), let end = starts.u32(cell * 4 + 4), start <= end,
                 Int(end) <= recordCount
             else { return }
-            let cellRow = Int(key) / columns
-            let cellColumn = Int(key) % columns
-            let originLat = Double(cellRow) * cellSize - 90
-            let originLon = Double(cellColumn) * cellSize - 180
+            let (originLat, originLon) = Self.cellOrigin(row: Int(key) / columns, column: Int(key) % columns, cellSize: cellSize)
             let stripeLow = (latitude - radius2.squareRoot() / metersY - originLat) / cellSize * IndexFormat.quantisationSteps
             let stripeHigh = (latitude + radius2.squareRoot() / metersY - originLat) / cellSize * IndexFormat.quantisationSteps
             var first = Int(start)
@@ -167,8 +157,8 @@ struct PointGrid: Sendable {
                 guard let fractionLat = records.u8(offset), let fractionLon = records.u8(offset + 1) else { return }
                 if Double(fractionLat) > stripeHigh { break }
                 if Double(fractionLat) < stripeLow { continue }
-                let pointLat = originLat + Double(fractionLat) / IndexFormat.quantisationSteps * cellSize
-                let pointLon = originLon + Double(fractionLon) / IndexFormat.quantisationSteps * cellSize
+                let pointLat = Self.decode(fractionLat, from: originLat, cellSize: cellSize)
+                let pointLon = Self.decode(fractionLon, from: originLon, cellSize: cellSize)
                 var deltaLon = pointLon - longitude
                 if deltaLon > 180 { deltaLon -= 360 } else if deltaLon < -180 { deltaLon += 360 }
                 let dx = deltaLon * metersX
@@ -177,6 +167,42 @@ struct PointGrid: Sendable {
                 if distance2 <= radius2 { body(offset, distance2.squareRoot()) }
             }
             cell += 1
+        }
+    }
+}
+
+/// The chunk directory of a point grid (layout in `PointGrid`): for each row from `firstRow`
+/// and each run of `columnsPerChunk` columns, how many of the row's keys come before the run.
+private struct ChunkDirectory: Sendable {
+    let columnsPerChunk: Int
+    let chunksPerRow: Int
+    let firstRow: Int
+    let entries: ByteView
+
+    init?(section: ByteView, at start: Int, columnsPerChunk: Int, columns: Int, rows: Int) {
+        guard columnsPerChunk > 0, columnsPerChunk <= columns, let firstRow = section.u32(start),
+            let rowCount = section.u32(start + 4), Int(firstRow) + Int(rowCount) <= rows
+        else { return nil }
+        let chunksPerRow = (columns + columnsPerChunk - 1) / columnsPerChunk
+        guard let entries = section.slice(start + 8, Int(rowCount) * chunksPerRow * 2) else { return nil }
+        self.columnsPerChunk = columnsPerChunk
+        self.chunksPerRow = chunksPerRow
+        self.firstRow = Int(firstRow)
+        self.entries = entries
+    }
+
+    /// Narrows `low..<high` (the row's keys, from `rowFirst`) to those from the run holding
+    /// `firstColumn` to the end of that run. Rows outside the directory (none of them has keys)
+    /// stay whole.
+    @inline(__always)
+    func narrow(row: Int, firstColumn: Int, rowFirst: Int, low: inout Int, high: inout Int) {
+        guard row >= firstRow else { return }
+        let chunk = firstColumn / columnsPerChunk
+        let entry = ((row - firstRow) * chunksPerRow + chunk) * 2
+        guard let before = entries.u16(entry) else { return }
+        low = min(rowFirst + Int(before), high)
+        if chunk + 1 < chunksPerRow, let next = entries.u16(entry + 2) {
+            high = max(min(rowFirst + Int(next), high), low)
         }
     }
 }

@@ -16,21 +16,20 @@ import GeoIndex
 /// smallest scale any query in it uses), and lowered by one unit against rounding.
 enum DistanceFloorGridBuilder {
     static func section(points: [(latitude: Double, longitude: Double)], cellSize: Double, unitMeters: Double) -> [UInt8] {
-        let columns = Int((360 / cellSize).rounded())
-        let rows = Int((180 / cellSize).rounded())
+        let (columns, rows) = CellGeometry.gridSize(cellSize: cellSize)
+        let saturated = DistanceFloorGrid.saturatedUnits
         let boxes = OccupiedBoxes(points: points, cellSize: cellSize, columns: columns, rows: rows)
         let metersY = CellGeometry.metersPerDegreeLatitude
         // Beyond this every floor saturates: no need to look further.
-        let reach = (Double(UInt8.max) + 1) * unitMeters
+        let reach = (Double(saturated) + 1) * unitMeters
         let rowReach = Int(reach / (metersY * cellSize)) + 1
-        var floors = [UInt8](repeating: UInt8.max, count: rows * columns)
+        var floors = [UInt8](repeating: saturated, count: rows * columns)
         for row in 0..<rows {
             let south = Double(row) * cellSize - 90
             let north = south + cellSize
             let poleward = min(max(abs(south), abs(north)), 89.999)
-            let metersX = max(
-                CellGeometry.metersPerDegreeLongitudeAtEquator * cos(poleward * Double.pi / 180),
-                CellGeometry.metersPerDegreeLongitudeAtEquator * 0.01)
+            let metersX = PointGrid.searchMetersPerDegreeLongitude(
+                CellGeometry.metersPerDegreeLongitudeAtEquator * cos(poleward * Double.pi / 180))
             let columnReach = Int(reach / (metersX * cellSize)) + 1
             let nearbyRows = max(row - rowReach, 0)...min(row + rowReach, rows - 1)
             for column in 0..<columns {
@@ -49,12 +48,12 @@ enum DistanceFloorGridBuilder {
                     }
                 }
                 let units = (nearest2.squareRoot() / unitMeters).rounded(.down) - 1
-                floors[row * columns + column] = UInt8(min(max(units, 0), Double(UInt8.max)))
+                floors[row * columns + column] = UInt8(min(max(units, 0), Double(saturated)))
             }
         }
         // Only the rows with a floor below saturation are stored (the reader saturates the rest).
         let unsaturated = stride(from: 0, to: floors.count, by: columns).filter { start in
-            floors[start..<(start + columns)].contains { $0 < UInt8.max }
+            floors[start..<(start + columns)].contains { $0 < saturated }
         }
         let firstRow = (unsaturated.first ?? 0) / columns
         let storedRows = unsaturated.last.map { $0 / columns - firstRow + 1 } ?? 0
@@ -94,8 +93,8 @@ private struct OccupiedBoxes {
         self.columns = columns
         var boxes: [Int: Box] = [:]
         for point in points where point.latitude.isFinite && point.longitude.isFinite {
-            let row = min(max(Int(((point.latitude + 90) / cellSize).rounded(.down)), 0), rows - 1)
-            let column = min(max(Int(((point.longitude + 180) / cellSize).rounded(.down)), 0), columns - 1)
+            let (row, column) = CellGeometry.gridCell(
+                latitude: point.latitude, longitude: point.longitude, cellSize: cellSize, columns: columns, rows: rows)
             let key = row * columns + column
             var box = boxes[key] ?? Box(
                 column: column, minLatitude: .infinity, maxLatitude: -.infinity, minLongitude: .infinity, maxLongitude: -.infinity)

@@ -283,11 +283,9 @@ private struct BuildState {
             counts.append(("\(name) layer", "\(s.leaves) leaves, \(s.leafVertices) vertices"))
         }
         let regionSection = regionLayer.section()
-        let postalRegions =
-            options.includePostalCodes
-            ? PostalRegions.resolve(
-                postalCentroids.map(\.centroid), regionLayerSection: regionSection, neRegions: neRegions, regionCodes: regionCodes)
-            : []
+        // Empty without postal codes (none are loaded then).
+        let postalRegions = PostalRegions.resolve(
+            postalCentroids.map(\.centroid), regionLayerSection: regionSection, neRegions: neRegions, regionCodes: regionCodes)
         var regionsWithPostalCodes = Set(postalRegions)
         regionsWithPostalCodes.remove(IndexFormat.noIndex)
         var regionTable = ByteWriter()
@@ -308,7 +306,7 @@ private struct BuildState {
         writer.add(.regionLayer, regionSection)
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
-        if options.includePostalCodes && !postalCentroids.isEmpty {
+        if !postalCentroids.isEmpty {
             var postal = PointGridBuilder(cellSize: 0.1)
             for ((centroid, code), region) in zip(postalCentroids, postalRegions) {
                 var payload = ByteWriter()

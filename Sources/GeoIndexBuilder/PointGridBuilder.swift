@@ -19,30 +19,28 @@ struct PointGridBuilder {
         self.cellSize = cellSize
     }
 
-    var columns: Int { Int((360 / cellSize).rounded()) }
-    var rows: Int { Int((180 / cellSize).rounded()) }
+    var columns: Int { CellGeometry.gridSize(cellSize: cellSize).columns }
+    var rows: Int { CellGeometry.gridSize(cellSize: cellSize).rows }
     var count: Int { entries.count }
 
     mutating func add(latitude: Double, longitude: Double, payload: [UInt8]) {
         let row = min(max(Int(((latitude + 90) / cellSize).rounded(.down)), 0), rows - 1)
         var column = Int(((longitude + 180) / cellSize).rounded(.down))
         column = (column % columns + columns) % columns
-        let originLat = Double(row) * cellSize - 90
-        let originLon = Double(column) * cellSize - 180
+        let (originLat, originLon) = PointGrid.cellOrigin(row: row, column: column, cellSize: cellSize)
         let steps = IndexFormat.quantisationSteps
         let fractionLat = UInt8(min(max(((latitude - originLat) / cellSize * steps).rounded(), 0), steps))
         let fractionLon = UInt8(min(max(((longitude - originLon) / cellSize * steps).rounded(), 0), steps))
         entries.append((UInt32(row * columns + column), fractionLat, fractionLon, payload))
     }
 
-    /// The positions as the reader decodes them (cell origin plus the quantised fractions).
+    /// The positions as the reader decodes them.
     var decodedPositions: [(latitude: Double, longitude: Double)] {
-        let steps = IndexFormat.quantisationSteps
-        return entries.map { entry in
-            let originLat = Double(Int(entry.key) / columns) * cellSize - 90
-            let originLon = Double(Int(entry.key) % columns) * cellSize - 180
+        entries.map { entry in
+            let origin = PointGrid.cellOrigin(row: Int(entry.key) / columns, column: Int(entry.key) % columns, cellSize: cellSize)
             return (
-                originLat + Double(entry.fractionLat) / steps * cellSize, originLon + Double(entry.fractionLon) / steps * cellSize
+                PointGrid.decode(entry.fractionLat, from: origin.latitude, cellSize: cellSize),
+                PointGrid.decode(entry.fractionLon, from: origin.longitude, cellSize: cellSize)
             )
         }
     }
@@ -68,11 +66,14 @@ struct PointGridBuilder {
         out.u32(UInt32(Self.chunkColumns))
         for key in keys { out.u32(key) }
         for start in starts { out.u32(start) }
+        // The index of each row's first key (+1 sentinel): written, and used by the directory below.
+        var rowStarts: [Int] = []
         var keyIndex = 0
         for row in 0...rows {
             while keyIndex < keys.count, Int(keys[keyIndex]) / columns < row { keyIndex += 1 }
-            out.u32(UInt32(keyIndex))
+            rowStarts.append(keyIndex)
         }
+        for start in rowStarts { out.u32(UInt32(start)) }
         for entry in sorted {
             out.u8(entry.fractionLat)
             out.u8(entry.fractionLon)
@@ -84,16 +85,13 @@ struct PointGridBuilder {
         let lastRow = keys.last.map { Int($0) / columns } ?? -1
         out.u32(UInt32(firstRow))
         out.u32(UInt32(lastRow - firstRow + 1))
-        var rowFirstKey = 0
         for row in firstRow..<(lastRow + 1) {
-            var keyIndex = rowFirstKey
+            var keyIndex = rowStarts[row]
             for chunk in 0..<chunksPerRow {
                 let chunkStart = UInt32(row * columns + chunk * Self.chunkColumns)
-                while keyIndex < keys.count, keys[keyIndex] < chunkStart { keyIndex += 1 }
-                out.u16(UInt16(keyIndex - rowFirstKey))
+                while keyIndex < rowStarts[row + 1], keys[keyIndex] < chunkStart { keyIndex += 1 }
+                out.u16(UInt16(keyIndex - rowStarts[row]))
             }
-            while keyIndex < keys.count, Int(keys[keyIndex]) / columns <= row { keyIndex += 1 }
-            rowFirstKey = keyIndex
         }
         return out.data
     }

@@ -8,22 +8,8 @@ import Testing
 /// `PointGrid.forEach` against a brute-force search, with and without the chunk directory,
 /// over cells both small (scanned front to back) and large (binary-searched by latitude).
 @Suite struct PointGridSearchTests {
-    struct Generator {
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        mutating func unit() -> Double {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Double(state >> 11) / Double(1 << 53)
-        }
-    }
-
-    static func wrapped(_ longitude: Double) -> Double {
-        longitude >= 180 ? longitude - 360 : longitude < -180 ? longitude + 360 : longitude
-    }
-
     @Test func searchFindsExactlyThePointsWithinTheRadius() throws {
-        var random = Generator()
+        var random = SplitMix64(seed: 0x6772_6964)
         var grid = PointGridBuilder(cellSize: 0.1)
         // Sparse points along a band across the antimeridian, a county (cells of about 30,
         // scanned front to back) and a dense town (cells of hundreds, binary-searched).
@@ -34,7 +20,7 @@ import Testing
             grid.add(latitude: latitude, longitude: longitude, payload: payload.data)
             count += 1
         }
-        for _ in 0..<3_000 { add(-5 + random.unit() * 10, Self.wrapped(170 + random.unit() * 30)) }
+        for _ in 0..<3_000 { add(-5 + random.unit() * 10, TestGeometry.wrapped(170 + random.unit() * 30)) }
         for _ in 0..<3_000 { add(40 + random.unit(), -3 + random.unit()) }
         for _ in 0..<3_000 { add(48.1 + random.unit() * 0.25, 11.4 + random.unit() * 0.35) }
         let positions = grid.decodedPositions
@@ -45,7 +31,7 @@ import Testing
         let queries: [(Double, Double, Double)] = (0..<1_500).map { index in
             let radius = 200 + random.unit() * 40_000
             switch index % 3 {
-            case 0: return (-6 + random.unit() * 12, Self.wrapped(168 + random.unit() * 34), radius)
+            case 0: return (-6 + random.unit() * 12, TestGeometry.wrapped(168 + random.unit() * 34), radius)
             case 1: return (39.8 + random.unit() * 1.4, -3.2 + random.unit() * 1.4, radius / 4)
             default: return (48.0 + random.unit() * 0.45, 11.3 + random.unit() * 0.55, radius / 10)
             }
@@ -63,10 +49,7 @@ import Testing
                     }
                     found += seen.count
                     for (index, point) in positions.enumerated() {
-                        var deltaLon = point.longitude - longitude
-                        if deltaLon > 180 { deltaLon -= 360 } else if deltaLon < -180 { deltaLon += 360 }
-                        let dx = deltaLon * metersX, dy = (point.latitude - latitude) * 110_574
-                        let distance = (dx * dx + dy * dy).squareRoot()
+                        let distance = TestGeometry.distance(from: (latitude, longitude), to: point)
                         // Within a metre of the radius either answer is right (rounding).
                         if distance < radius - 1 && !seen.contains(index) {
                             Issue.record("missed point \(index) at \(distance) m of \(radius) from (\(latitude), \(longitude))")

@@ -9,36 +9,14 @@ import Testing
 /// The postal distance floors only let a search skip or start wider: they must never exceed the
 /// true distance to the nearest point, and no answer may change.
 @Suite struct PostalFloorTests {
-    /// xorshift: the same points on every run.
-    struct Generator {
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        mutating func unit() -> Double {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return Double(state >> 11) / Double(1 << 53)
-        }
-    }
-
-    /// Distance as `PointGrid.forEach` measures it, written out independently.
-    static func distance(_ a: (Double, Double), _ b: (latitude: Double, longitude: Double)) -> Double {
-        let metersX = max(111_320 * cos(a.0 * Double.pi / 180), 1_113.2)
-        var deltaLon = b.longitude - a.1
-        if deltaLon > 180 { deltaLon -= 360 } else if deltaLon < -180 { deltaLon += 360 }
-        let dx = deltaLon * metersX
-        let dy = (b.latitude - a.0) * 110_574
-        return (dx * dx + dy * dy).squareRoot()
-    }
-
     @Test func floorsNeverExceedTheDistanceToTheNearestPoint() throws {
-        var random = Generator()
+        var random = SplitMix64(seed: 0x666c_6f6f_7273)
         // Clusters where the geometry is awkward: the antimeridian, near a pole, the equator.
         let centres = [(0.2, 179.9), (-40.0, -179.8), (84.0, 20.0), (-88.5, 100.0), (0.0, 0.0), (51.5, -0.1)]
         var points: [(latitude: Double, longitude: Double)] = []
         for centre in centres {
             for _ in 0..<300 {
-                var longitude = centre.1 + (random.unit() - 0.5) * 3
-                if longitude >= 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+                let longitude = TestGeometry.wrapped(centre.1 + (random.unit() - 0.5) * 3)
                 points.append((min(max(centre.0 + (random.unit() - 0.5) * 2, -90), 90), longitude))
             }
         }
@@ -52,13 +30,12 @@ import Testing
                 let query: (Double, Double)
                 if index % 2 == 0 {
                     let centre = centres[index / 2 % centres.count]
-                    var longitude = centre.1 + (random.unit() - 0.5) * 8
-                    if longitude >= 180 { longitude -= 360 } else if longitude < -180 { longitude += 360 }
+                    let longitude = TestGeometry.wrapped(centre.1 + (random.unit() - 0.5) * 8)
                     query = (min(max(centre.0 + (random.unit() - 0.5) * 8, -89.999), 89.999), longitude)
                 } else {
                     query = (asin(2 * random.unit() - 1) * 180 / Double.pi, random.unit() * 360 - 180)
                 }
-                let nearest = points.map { Self.distance(query, $0) }.min() ?? .infinity
+                let nearest = points.map { TestGeometry.distance(from: query, to: $0) }.min() ?? .infinity
                 let floor = grid.floorMeters(latitude: query.0, longitude: query.1)
                 #expect(floor <= nearest, "floor \(floor) m above the nearest point at \(nearest) m from \(query)")
                 if floor >= 100_000 { farFloors += 1 }
