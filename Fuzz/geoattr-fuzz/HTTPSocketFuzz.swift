@@ -13,7 +13,9 @@ import Glibc
 /// daemon does (NIO's accept, SO_PEERCRED, the HTTP/1 decoder with the daemon's limits, the API
 /// handler), with a running scheduler and a store behind it. Each input is one client
 /// connection: the bytes are sent, the write side is shut, and the answer is read to the end.
-/// A crash anywhere in the server, or a connection the server never closes, is a finding.
+/// A crash anywhere in the server, a connection the server never closes, or a watch stream that
+/// outlives its connection (it would render every update for as long as the daemon runs) is a
+/// finding.
 /// Inputs are those of `http`: the first byte's upper bits cut the rest into separate sends, at
 /// most `maximumSends` of them (its client bits do not apply: the credentials are real).
 ///
@@ -23,6 +25,7 @@ import Glibc
 /// leaves out. A real connection per input makes it several times slower than `http`.
 struct HTTPSocketFuzz: FuzzHarness {
     let socketPath: String
+    let store: AttributeStore
     /// How long the server may take to answer and close once the client has shut its side.
     static let answerTimeoutSeconds = 10
 
@@ -36,6 +39,7 @@ struct HTTPSocketFuzz: FuzzHarness {
         // Refresh tokens come back at once, so POST /v1/refresh keeps reaching a fix.
         schedule.refreshInterval = .milliseconds(1)
         let store = AttributeStore(powerState: .foreground)
+        self.store = store
         let scheduler = Scheduler(
             configuration: schedule, fixSource: location, staticSource: location, geocoders: GeocoderSlot(FixedPlace()),
             cache: CacheFile(directory: Scratch.path("http-state", directory: true)), store: store, initialPower: .foreground,
@@ -90,6 +94,7 @@ struct HTTPSocketFuzz: FuzzHarness {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard connect(to: socketPath, fd) else { fatalError("http-socket harness: connect: errno \(errno)") }
         guard let mode = input.first else { return }
+        defer { expectStreamsEnded() }
         let request = Array(input.dropFirst())
         let sendSize = Self.pieceSize(mode: mode, length: request.count)
         var offset = 0
@@ -104,9 +109,7 @@ struct HTTPSocketFuzz: FuzzHarness {
             offset += sent
         }
         shutdown(fd, Int32(SHUT_WR))
-        // Read from /proc only once a timeout has happened: not on every input.
-        var starvedBefore: UInt64?
-        var starvedTimeouts = 0
+        var starvation = StarvationAllowance()
         while true {
             let received = recv(fd, Self.receiveBuffer, Self.receiveBufferSize, 0)
             if received > 0 { continue }
@@ -115,22 +118,29 @@ struct HTTPSocketFuzz: FuzzHarness {
             case EINTR: continue
             case ECONNRESET: return
             case EAGAIN:
-                // A timeout window in which this process's threads sat runnable for a second or
-                // more is another program holding the CPU (a campaign at idle priority stops dead
-                // beside any busy process), not a server that keeps the connection: wait again.
-                // The first timeout only starts the measurement.
-                let starved = Self.runQueueWait()
-                if starvedTimeouts < 30, starvedBefore.map({ starved - $0 >= 1_000_000_000 }) ?? true {
-                    starvedBefore = starved
-                    starvedTimeouts += 1
-                    continue
-                }
+                if starvation.allowsAnotherWindow() { continue }
                 fatalError(
-                    "http-socket harness: the server kept the connection open \(starvedTimeouts + 1) x \(Self.answerTimeoutSeconds) s after the client shut its side")
+                    "http-socket harness: the server kept the connection open \(starvation.windows) x \(Self.answerTimeoutSeconds) s after the client shut its side")
             default:
                 fatalError("http-socket harness: recv: errno \(errno)")
             }
         }
+    }
+
+    /// The server has closed the connection (or this side has), so the watch streams it started
+    /// must end: they are cancelled on other threads, so give them the time an answer gets.
+    private func expectStreamsEnded() {
+        guard store.updateSubscriberCount > 0 else { return }
+        var starvation = StarvationAllowance()
+        repeat {
+            let deadline = ContinuousClock.now + .seconds(Self.answerTimeoutSeconds)
+            while ContinuousClock.now < deadline {
+                if store.updateSubscriberCount == 0 { return }
+                usleep(200)
+            }
+        } while starvation.allowsAnotherWindow()
+        fatalError(
+            "http-socket harness: \(store.updateSubscriberCount) watch stream(s) still open \(starvation.windows) x \(Self.answerTimeoutSeconds) s after their connection closed")
     }
 
     /// The most sends one input is cut into. Each send wakes the server's event loop, which is
@@ -165,6 +175,25 @@ struct HTTPSocketFuzz: FuzzHarness {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
             }
         }
+    }
+}
+
+/// Whether a wait for the server that timed out may go on. A window in which this process's
+/// threads sat runnable for a second or more is another program holding the CPU (a campaign at
+/// idle priority stops dead beside any busy process), not a server that hangs: wait again, up
+/// to 30 windows. The first timeout only starts the measurement, so /proc is read only once a
+/// wait has timed out, not on every input.
+struct StarvationAllowance {
+    private var starvedBefore: UInt64?
+    /// Windows waited so far, counting the one that just ended.
+    private(set) var windows = 1
+
+    mutating func allowsAnotherWindow() -> Bool {
+        let starved = HTTPSocketFuzz.runQueueWait()
+        guard windows <= 30, starvedBefore.map({ starved - $0 >= 1_000_000_000 }) ?? true else { return false }
+        starvedBefore = starved
+        windows += 1
+        return true
     }
 }
 

@@ -110,7 +110,6 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         timer?.cancel()
         timer = nil
         deadline = nil
-        watch?.cancel()
         watch = nil
         self.context.connections.remove(channelContext.channel)
         self.context.metrics.connectedClients.record(self.context.connections.count)
@@ -397,6 +396,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func startWatch(_ channelContext: ChannelHandlerContext) {
+        // Pipelined behind a request that closed the connection: nobody is left to watch.
+        guard channelContext.channel.isActive else { return }
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: "text/event-stream")
         headers.add(name: "cache-control", value: "no-cache")

@@ -6,15 +6,14 @@ import Synchronization
 
 /// `GET /v1/watch`: Server-Sent Events. The current attributes at once, then one event per
 /// change of what this client may see, and a heartbeat comment every 30 s. Ends cleanly (the
-/// chunked body is terminated) at graceful shutdown; cancelled when the client goes away.
+/// chunked body is terminated) at graceful shutdown; cancelled when its channel closes.
 final class WatchStream: Sendable {
-    private let task: Task<Void, Never>
     private let finishing: AsyncStream<Void>.Continuation
 
     init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration) {
         let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
         self.finishing = finishing
-        task = Task {
+        let task = Task {
             // On the event loop, not a sleeping task: a cancelled Task.sleep holds its memory
             // until its deadline (swiftlang/swift#60441), so clients dropping watches in a loop
             // would pile up a heartbeat's worth each; a cancelled scheduled task is freed at once.
@@ -45,6 +44,11 @@ final class WatchStream: Sendable {
             heartbeats.cancel()
             channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
         }
+        // Tied to the channel, not to the handler's view of it: a watch request decoded from the
+        // same read as a request that closed the connection reaches the handler after its
+        // channelInactive, and a stream started then would live (and render every update) for
+        // ever. A channel already closed runs this at once.
+        channel.closeFuture.whenComplete { _ in task.cancel() }
     }
 
     private static func write(_ text: String, to channel: any Channel) {
@@ -57,10 +61,5 @@ final class WatchStream: Sendable {
     func finish() {
         finishing.yield()
         finishing.finish()
-    }
-
-    /// The client went away.
-    func cancel() {
-        task.cancel()
     }
 }

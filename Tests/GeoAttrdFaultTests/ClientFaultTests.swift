@@ -238,6 +238,37 @@ struct ClientFaultTests {
     }
 }
 
+extension ClientFaultTests {
+    @Test("a watch pipelined behind a request that closes the connection leaves no stream behind")
+    func watchAfterClosingRequest() async throws {
+        // Results change all the while, as on a device: a leaked stream renders every one of them.
+        let config = FaultConfig.staticLocation + "refresh:\n  burst: 10000\n  interval_s: 0.001\n"
+        var fault = try await FaultDaemon.start(config: config)
+        let subscribersBefore = try #require(try await Metrics.value(fault.client, "geoattrd_update_subscribers"), "no subscriber gauge")
+        let hammer = RefreshHammer(socketPath: fault.daemon.socketPath)
+        // The request after the first watch closes the connection; the HTTP decoder then still
+        // delivers the second watch, decoded from the same read, after the connection has gone.
+        // Found by the http-socket fuzzer (its rate fell as the streams piled up).
+        let pipelined = "GET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\nGET / HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/watch HTTP/1.1\r\nhost: x\r\n\r\n"
+        for round in 0..<20 {
+            let connection = try RawUnixConnection(path: fault.daemon.socketPath)
+            #expect(connection.send(pipelined), "round \(round)")
+            let answer = await connection.read(timeout: .seconds(10))
+            #expect(answer.closed, "round \(round): the daemon kept the connection open")
+            #expect(answer.text.contains("text/event-stream"), "round \(round): the first watch was not answered")
+        }
+        hammer.stop()
+        let settled = await eventually(timeout: .seconds(10), interval: .milliseconds(50)) {
+            (try? await Metrics.value(fault.client, "geoattrd_update_subscribers")) == subscribersBefore
+        }
+        let subscribers = try await Metrics.value(fault.client, "geoattrd_update_subscribers")
+        #expect(settled, "update subscribers \(subscribers.map(String.init) ?? "-") after 20 closed connections (before \(subscribersBefore))")
+        await fault.rememberServed()
+        await fault.expectSurvived()
+        await fault.stop()
+    }
+}
+
 /// Raises this process's descriptor limit (the thousand clients need a descriptor each).
 enum DescriptorLimits {
     /// Sets the soft limit to the hard one; returns it.
