@@ -38,6 +38,14 @@ for set in populated land track; do
     lines=$(wc -l < "$BENCH/geoindex-$set.jsonl")
     python3 -c "print(f'geoindex batch ($set): {$lines} lines in {$end - $start:.2f} s = {$lines / ($end - $start):,.0f} lines/s')"
     echo
+    # Every core the machine has (one job per core, the default without taskset); same output.
+    echo "\$ time geoattrctl lookup --batch --jobs $(nproc) --index world.gidx < $set-1m.csv > out.jsonl"
+    start=$(date +%s.%N)
+    "$BIN/geoattrctl" lookup --batch --jobs "$(nproc)" --index "$CACHE/world.gidx" < "$BENCH/$set-1m.csv" > "$BENCH/geoindex-$set-jobs.jsonl"
+    end=$(date +%s.%N)
+    cmp "$BENCH/geoindex-$set.jsonl" "$BENCH/geoindex-$set-jobs.jsonl"
+    python3 -c "print(f'geoindex batch ($set, $(nproc) jobs): {$lines} lines in {$end - $start:.2f} s = {$lines / ($end - $start):,.0f} lines/s, output identical')"
+    echo
     run taskset -c 1 "$CACHE/venv/bin/python" scripts/peer_bench.py "$BENCH/$set-1m.csv" "$BENCH/peer-$set.jsonl"
 done
 

@@ -5,14 +5,19 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Dispatch
 import GeoIndex
+import Synchronization
 
 /// `lookup --batch`: `lat,lon` lines in, one JSON object per line out, in input order.
 ///
 /// Output is buffered for throughput and flushed whenever no more input is ready, so the
 /// command also works interactively and as a co-process. A bad line yields a JSON error
 /// object for that line; the run continues.
-public struct BatchLookup {
+///
+/// With more than one job, the lines that are ready are cut into one block per job at line
+/// boundaries, looked up in parallel and written in input order before more input is read.
+public struct BatchLookup: Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case read(errno: Int32)
         case write(errno: Int32)
@@ -28,17 +33,33 @@ public struct BatchLookup {
     let reader: GeoIndexReader
     let input: Int32
     let output: Int32
+    let jobs: Int
+    /// Input bytes per job and round in parallel runs: enough lines (about 9,000) that a round's
+    /// fork, join and write are a few percent of its lookups.
+    let blockBytes: Int
     private static let flushThreshold = 1 << 16
 
-    public init(reader: GeoIndexReader, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO) {
+    /// - Parameters:
+    ///   - jobs: threads looking up at once; 1 answers on the calling thread alone.
+    ///   - blockBytes: input per job and round when `jobs` > 1 (tests make it small).
+    public init(
+        reader: GeoIndexReader, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, jobs: Int = 1,
+        blockBytes: Int = 1 << 18
+    ) {
         self.reader = reader
         self.input = input
         self.output = output
+        self.jobs = max(1, jobs)
+        self.blockBytes = max(1, blockBytes)
     }
 
     /// Processes input until end of file; returns the number of lines answered.
     @discardableResult
     public func run() throws(Failure) -> Int {
+        jobs > 1 ? try runParallel() : try runSerial()
+    }
+
+    private func runSerial() throws(Failure) -> Int {
         var pending: [UInt8] = []
         var out: [UInt8] = []
         out.reserveCapacity(Self.flushThreshold * 2)
@@ -68,6 +89,111 @@ public struct BatchLookup {
         }
         try flush(&out)
         return lineNumber
+    }
+
+    private func runParallel() throws(Failure) -> Int {
+        var pending: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var lineNumber = 0
+        var blocks = [[UInt8]](repeating: [], count: jobs)
+        let roundBytes = jobs * blockBytes
+        var atEnd = false
+        while !atEnd {
+            // Wait for input, then take whatever else is ready, up to a round.
+            repeat {
+                let count = chunk.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw .read(errno: errno)
+                }
+                if count == 0 {
+                    atEnd = true
+                    break
+                }
+                pending.append(contentsOf: chunk[0..<count])
+            } while pending.count < roundBytes && inputReady()
+            // Complete lines only, but all of it at the end (the last line may lack its newline).
+            let end = atEnd ? pending.count : (Self.lastNewline(in: pending).map { $0 + 1 } ?? 0)
+            if end == 0 { continue }
+            let cuts = Self.blockEnds(in: pending, end: end, blocks: jobs)
+            var firstLines = [Int](repeating: 0, count: cuts.count)
+            var start = 0
+            for (block, cut) in cuts.enumerated() {
+                firstLines[block] = lineNumber + 1
+                lineNumber += Self.lineCount(in: pending, from: start, to: cut)
+                start = cut
+            }
+            let round = pending[0..<end]
+            let lineNumbers = firstLines
+            // Each job takes its own block's buffer out and puts it back: the lock is held for a swap.
+            let outputs = Mutex(blocks)
+            DispatchQueue.concurrentPerform(iterations: cuts.count) { block in
+                let from = block == 0 ? 0 : cuts[block - 1]
+                var out = outputs.withLock { all in
+                    let taken = all[block]
+                    all[block] = []
+                    return taken
+                }
+                out.removeAll(keepingCapacity: true)
+                answerLines(round[from..<cuts[block]], firstLineNumber: lineNumbers[block], into: &out)
+                outputs.withLock { $0[block] = out }
+            }
+            blocks = outputs.withLock { all in
+                let taken = all
+                all = []
+                return taken
+            }
+            for block in 0..<cuts.count { try flush(&blocks[block]) }
+            pending.removeFirst(end)
+        }
+        return lineNumber
+    }
+
+    /// Answers every line of `text` (the last one may lack its newline).
+    private func answerLines(_ text: ArraySlice<UInt8>, firstLineNumber: Int, into out: inout [UInt8]) {
+        var lineStart = text.startIndex
+        var lineNumber = firstLineNumber
+        while lineStart < text.endIndex {
+            let newline = text[lineStart...].withUnsafeBytes { raw -> Int? in
+                guard let base = raw.baseAddress, let found = memchr(base, 0x0A, raw.count) else { return nil }
+                return base.distance(to: UnsafeRawPointer(found))
+            }
+            let lineEnd = newline.map { lineStart + $0 } ?? text.endIndex
+            answer(text[lineStart..<lineEnd], lineNumber: lineNumber, into: &out)
+            lineNumber += 1
+            lineStart = lineEnd + 1
+        }
+    }
+
+    /// Ends of up to `blocks` runs of whole lines of similar size covering `bytes[0..<end]`
+    /// (`end` is just past a newline, or the end of input).
+    private static func blockEnds(in bytes: [UInt8], end: Int, blocks: Int) -> [Int] {
+        var ends: [Int] = []
+        var previous = 0
+        for block in 1..<blocks {
+            let target = max(end * block / blocks, previous)
+            guard target < end, let newline = newline(in: bytes, from: target), newline + 1 < end else { break }
+            ends.append(newline + 1)
+            previous = newline + 1
+        }
+        ends.append(end)
+        return ends
+    }
+
+    /// Lines in `bytes[start..<end]`, a last one without its newline included.
+    private static func lineCount(in bytes: [UInt8], from start: Int, to end: Int) -> Int {
+        guard start < end else { return 0 }
+        var count = 0
+        var position = start
+        while let newline = newline(in: bytes, from: position), newline < end {
+            count += 1
+            position = newline + 1
+        }
+        return position < end ? count + 1 : count
+    }
+
+    private static func lastNewline(in bytes: [UInt8]) -> Int? {
+        bytes.lastIndex(of: 0x0A)
     }
 
     /// The index of the first newline at or after `start`, found with memchr.
@@ -168,6 +294,43 @@ public struct BatchLookup {
         guard seenDigit, fractionDigits < powersOfTen.count else { return nil }
         let magnitude = Double(mantissa) / powersOfTen[fractionDigits]
         return negative ? -magnitude : magnitude
+    }
+
+    /// The CPUs this process may run on: its affinity mask (`Cpus_allowed` in /proc/self/status,
+    /// so `taskset -c 1` means one job), else the CPUs online.
+    public static func availableProcessors() -> Int {
+        if let status = try? readSmallFile("/proc/self/status") {
+            for line in status.split(separator: 0x0A) where line.starts(with: Array("Cpus_allowed:".utf8)) {
+                let count = line.dropFirst("Cpus_allowed:".utf8.count).reduce(0) { count, byte in
+                    count + (hexValue(byte)?.nonzeroBitCount ?? 0)
+                }
+                if count > 0 { return count }
+            }
+        }
+        return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x61...0x66: return byte - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    private static func readSmallFile(_ path: String) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw .read(errno: errno) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 1 << 14)
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer in buffer.baseAddress.map { read(fd, $0 + filled, buffer.count - filled) } ?? 0 }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            filled += n
+        }
+        return Array(bytes[0..<filled])
     }
 
     private func inputReady() -> Bool {

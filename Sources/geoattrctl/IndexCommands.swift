@@ -92,12 +92,15 @@ struct LookupCommand: ParsableCommand {
     @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
     @Option(help: "Index file.") var index: String?
     @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
+    @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may run on, at most 16).")
+    var jobs: Int?
 
     var latitude: Double? { coordinates.count == 2 ? Double(coordinates[0]) : nil }
     var longitude: Double? { coordinates.count == 2 ? Double(coordinates[1]) : nil }
 
     func validate() throws {
         if batch && !coordinates.isEmpty { throw ValidationError("--batch reads stdin; do not also give LAT LON") }
+        if let jobs, !batch || jobs < 1 || jobs > 256 { throw ValidationError("--jobs takes 1 to 256, with --batch") }
         if !batch && (latitude == nil || longitude == nil) {
             throw ValidationError("give LAT LON in decimal degrees (e.g. lookup 49.61 6.13), or --batch to read lines from stdin")
         }
@@ -106,7 +109,7 @@ struct LookupCommand: ParsableCommand {
     func run() throws {
         let reader = try GeoIndexReader(path: IndexLocator.locate(explicit: index), coastToleranceMeters: coastTolerance)
         if batch {
-            try BatchLookup(reader: reader).run()
+            try BatchLookup(reader: reader, jobs: jobs ?? min(BatchLookup.availableProcessors(), 16)).run()
             return
         }
         guard let latitude, let longitude else { return }

@@ -2,15 +2,16 @@
 import TestSupport
 import Glibc
 #endif
+import Foundation
 import GeoIndex
 @testable import GeoIndexCLI
+import Synchronization
 import Testing
 
 /// `lookup --batch` answers every line, in order, including bad ones.
 @Suite struct BatchLookupTests {
-    @Test func roundTripsAHundredThousandLinesWithoutLosingOne() throws {
-        let built = try Fixture.build()
-        let reader = try GeoIndexReader(path: built.index)
+    /// 100,000 lines, one in 500 bad, the last without its newline, with the prefix each answer must have.
+    static func mixedInput() -> (text: String, expected: [String]) {
         var input = ""
         var expected: [String] = []
         for i in 0..<100_000 {
@@ -28,17 +29,31 @@ import Testing
                 expected.append(#"{"lat":\#(lat),"lon":\#(lon)"#)
             }
         }
-        let inputPath = built.directory + "/batch-in.txt"
-        let outputPath = built.directory + "/batch-out.txt"
-        try Fixture.write(String(input.dropLast()), to: inputPath)  // last line without newline
+        return (String(input.dropLast()), expected)  // last line without newline
+    }
+
+    /// Runs a batch from `inputPath` into a fresh file; returns the lines answered and the output.
+    static func runBatch(_ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 18) throws -> (Int, [UInt8]) {
         let inputFD = open(inputPath, O_RDONLY)
         let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         #expect(inputFD >= 0 && outputFD >= 0)
-        let answered = try BatchLookup(reader: reader, input: inputFD, output: outputFD).run()
-        close(inputFD)
-        close(outputFD)
+        defer {
+            close(inputFD)
+            close(outputFD)
+        }
+        let answered = try BatchLookup(reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
+        return (answered, try Fixture.readBytes(outputPath))
+    }
+
+    @Test func roundTripsAHundredThousandLinesWithoutLosingOne() throws {
+        let built = try Fixture.build()
+        let reader = try GeoIndexReader(path: built.index)
+        let (input, expected) = Self.mixedInput()
+        let inputPath = built.directory + "/batch-in.txt"
+        try Fixture.write(input, to: inputPath)
+        let (answered, output) = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/batch-out.txt")
         #expect(answered == 100_000)
-        let lines = String(decoding: try Fixture.readBytes(outputPath), as: UTF8.self).split(separator: "\n")
+        let lines = String(decoding: output, as: UTF8.self).split(separator: "\n")
         #expect(lines.count == 100_000)
         var mismatches = 0
         for (line, prefix) in zip(lines, expected) where !line.hasPrefix(prefix) {
@@ -47,6 +62,67 @@ import Testing
         }
         #expect(mismatches == 0)
         #expect(lines[1].contains(#""geo.country.iso_code":"AA""#))
+    }
+
+    @Test("parallel jobs write exactly what one job writes, whatever the block size", arguments: [(2, 1 << 18), (3, 4096), (2, 97), (5, 1)])
+    func parallelOutputIsTheSerialOutput(jobs: Int, blockBytes: Int) throws {
+        let built = try Fixture.build()
+        let reader = try GeoIndexReader(path: built.index)
+        let inputPath = built.directory + "/batch-in.txt"
+        try Fixture.write(Self.mixedInput().text, to: inputPath)
+        let (serialCount, serial) = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt")
+        let (parallelCount, parallel) = try Self.runBatch(
+            reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes)
+        #expect(serialCount == 100_000)
+        #expect(parallelCount == serialCount)
+        #expect(parallel.count == serial.count)
+        let identical = parallel == serial  // a Bool, so a failure prints the message and not 15 MB of bytes
+        #expect(identical, "first difference at byte \(zip(parallel, serial).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(parallel.count, serial.count))")
+    }
+
+    @Test("each line is answered before the next is written, as a co-process needs", arguments: [1, 2])
+    func answersInteractively(jobs: Int) throws {
+        let built = try Fixture.build()
+        let reader = try GeoIndexReader(path: built.index)
+        var toBatch: [Int32] = [0, 0]
+        var fromBatch: [Int32] = [0, 0]
+        #expect(pipe(&toBatch) == 0 && pipe(&fromBatch) == 0)
+        let batch = BatchLookup(reader: reader, input: toBatch[0], output: fromBatch[1], jobs: jobs)
+        let answered = Mutex<Int?>(nil)
+        let outputEnd = fromBatch[1]
+        let thread = Thread {
+            answered.withLock { $0 = (try? batch.run()) ?? -1 }
+            close(outputEnd)
+        }
+        thread.start()
+        defer {
+            close(toBatch[1])
+            close(fromBatch[0])
+            close(toBatch[0])
+        }
+        for (question, answer) in [("1,1\n", #"{"lat":1,"lon":1,"#), ("0.5,0.25\n", #"{"lat":0.5,"lon":0.25,"#), ("x\n", #"{"error""#)] {
+            #expect(write(toBatch[1], question, question.utf8.count) == question.utf8.count)
+            // Generous: this only keeps a broken batch from hanging the suite.
+            let line = Self.readLine(fromBatch[0], timeoutMilliseconds: 20_000)
+            #expect(line?.hasPrefix(answer) == true, "\(question): \(line ?? "no answer")")
+            if line == nil { break }
+        }
+        close(toBatch[1])
+        toBatch[1] = -1
+        #expect(Self.readLine(fromBatch[0], timeoutMilliseconds: 20_000) == nil)  // end of output: the batch returned
+        #expect(answered.withLock { $0 } == 3)
+    }
+
+    /// One line from `fd`, or nil at end of file or when nothing arrives in time.
+    static func readLine(_ fd: Int32, timeoutMilliseconds: Int32) -> String? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, timeoutMilliseconds) > 0, read(fd, &byte, 1) == 1 else { return nil }
+            if byte == 0x0A { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
     }
 
     @Test func parsesCoordinatesLeniently() {
