@@ -4,7 +4,8 @@
 #   bash scripts/sanitize.sh [thread|address] [quick|full]      (default: thread quick)
 #
 # quick: the core, server, gpsd, geoattrctl and daemon-process tests (GeoAttrCoreTests,
-#        GeoAttrServerTests, GeoAttrGPSDTests, GeoAttrCtlTests, GeoAttrdTests); CI runs
+#        GeoAttrServerTests, GeoAttrGPSDTests, GeoAttrCtlTests, GeoAttrdTests), then the
+#        batch lookup's (BatchLookupTests: its jobs run on threads of their own); CI runs
 #        `thread quick`.
 # full:  the whole suite as scripts/test.sh runs it: everything but the geocoder's index tests,
 #        then those on their own. (The fault-injection suite runs the release build:
@@ -88,6 +89,7 @@ run() {
 if [ "$scope" = quick ]; then
     run --filter GeoAttrCoreTests --filter GeoAttrServerTests --filter GeoAttrGPSDTests \
         --filter GeoAttrCtlTests --filter GeoAttrdTests
+    run --filter BatchLookupTests
 else
     # As in scripts/test.sh: the index tests hold the concurrency threads, so they run alone.
     run --skip GeoIndexTests --skip GeoAttrdFaultTests
