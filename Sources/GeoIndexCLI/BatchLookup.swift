@@ -73,12 +73,16 @@ public struct BatchLookup: Sendable {
                 throw .read(errno: errno)
             }
             if count == 0 { break }
+            // What is pending already holds no newline: search only the new bytes, so a long
+            // line arriving in many reads is not rescanned on each.
+            var searchFrom = pending.count
             pending.append(contentsOf: chunk[0..<count])
             var lineStart = 0
-            while let newline = Self.newline(in: pending, from: lineStart) {
+            while let newline = Self.newline(in: pending, from: searchFrom) {
                 lineNumber += 1
                 answer(pending[lineStart..<newline], lineNumber: lineNumber, into: &out)
                 lineStart = newline + 1
+                searchFrom = lineStart
                 if out.count >= Self.flushThreshold { try flush(&out) }
             }
             pending.removeFirst(lineStart)
@@ -91,12 +95,22 @@ public struct BatchLookup: Sendable {
         return lineNumber
     }
 
+    /// A round's input at most, whatever the jobs: its output (about 12 times as many bytes) is
+    /// held until the round is written.
+    static let maximumRoundBytes = 1 << 21
+    /// Blocks per job and round: the jobs take them as they finish, so one slow or preempted
+    /// job holds up a round by a block, not by a job's whole share.
+    static let blocksPerJob = 4
+
     private func runParallel() throws(Failure) -> Int {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var lineNumber = 0
-        var blocks = [[UInt8]](repeating: [], count: jobs)
-        let roundBytes = jobs * blockBytes
+        let blockCount = jobs * Self.blocksPerJob
+        var blocks = [[UInt8]](repeating: [], count: blockCount)
+        let roundBytes = min(jobs * blockBytes, Self.maximumRoundBytes)
+        // Just past the last newline in `pending` (0: none).
+        var complete = 0
         var atEnd = false
         while !atEnd {
             // Wait for input, then take whatever else is ready, up to a round.
@@ -110,12 +124,13 @@ public struct BatchLookup: Sendable {
                     atEnd = true
                     break
                 }
+                if let newline = Self.lastNewline(in: chunk, count: count) { complete = pending.count + newline + 1 }
                 pending.append(contentsOf: chunk[0..<count])
             } while pending.count < roundBytes && inputReady()
             // Complete lines only, but all of it at the end (the last line may lack its newline).
-            let end = atEnd ? pending.count : (Self.lastNewline(in: pending).map { $0 + 1 } ?? 0)
+            let end = atEnd ? pending.count : complete
             if end == 0 { continue }
-            let cuts = Self.blockEnds(in: pending, end: end, blocks: jobs)
+            let cuts = Self.blockEnds(in: pending, end: end, blocks: blockCount)
             var firstLines = [Int](repeating: 0, count: cuts.count)
             var start = 0
             for (block, cut) in cuts.enumerated() {
@@ -127,7 +142,7 @@ public struct BatchLookup: Sendable {
             let lineNumbers = firstLines
             // Each job takes its own block's buffer out and puts it back: the lock is held for a swap.
             let outputs = Mutex(blocks)
-            DispatchQueue.concurrentPerform(iterations: cuts.count) { block in
+            Self.concurrently(cuts.count) { block in
                 let from = block == 0 ? 0 : cuts[block - 1]
                 var out = outputs.withLock { all in
                     let taken = all[block]
@@ -145,8 +160,15 @@ public struct BatchLookup: Sendable {
             }
             for block in 0..<cuts.count { try flush(&blocks[block]) }
             pending.removeFirst(end)
+            complete -= min(end, complete)
         }
         return lineNumber
+    }
+
+    /// `concurrentPerform` with a closure the compiler checks for sendability (Linux's takes
+    /// a plain one).
+    private static func concurrently(_ iterations: Int, _ body: @Sendable (Int) -> Void) {
+        DispatchQueue.concurrentPerform(iterations: iterations, execute: body)
     }
 
     /// Answers every line of `text` (the last one may lack its newline).
@@ -172,7 +194,7 @@ public struct BatchLookup: Sendable {
         var previous = 0
         for block in 1..<blocks {
             let target = max(end * block / blocks, previous)
-            guard target < end, let newline = newline(in: bytes, from: target), newline + 1 < end else { break }
+            guard target < end, let newline = newline(in: bytes, from: target, before: end), newline + 1 < end else { break }
             ends.append(newline + 1)
             previous = newline + 1
         }
@@ -185,22 +207,23 @@ public struct BatchLookup: Sendable {
         guard start < end else { return 0 }
         var count = 0
         var position = start
-        while let newline = newline(in: bytes, from: position), newline < end {
+        while let newline = newline(in: bytes, from: position, before: end) {
             count += 1
             position = newline + 1
         }
         return position < end ? count + 1 : count
     }
 
-    private static func lastNewline(in bytes: [UInt8]) -> Int? {
-        bytes.lastIndex(of: 0x0A)
+    private static func lastNewline(in bytes: [UInt8], count: Int) -> Int? {
+        bytes[0..<count].lastIndex(of: 0x0A)
     }
 
-    /// The index of the first newline at or after `start`, found with memchr.
-    private static func newline(in bytes: [UInt8], from start: Int) -> Int? {
+    /// The index of the first newline at or after `start` (and before `end`), found with memchr.
+    private static func newline(in bytes: [UInt8], from start: Int, before end: Int? = nil) -> Int? {
         bytes.withUnsafeBytes { raw -> Int? in
-            guard start < raw.count, let base = raw.baseAddress,
-                let found = memchr(base + start, 0x0A, raw.count - start)
+            let limit = min(end ?? raw.count, raw.count)
+            guard start < limit, let base = raw.baseAddress,
+                let found = memchr(base + start, 0x0A, limit - start)
             else { return nil }
             return base.distance(to: UnsafeRawPointer(found))
         }
@@ -296,18 +319,43 @@ public struct BatchLookup: Sendable {
         return negative ? -magnitude : magnitude
     }
 
-    /// The CPUs this process may run on: its affinity mask (`Cpus_allowed` in /proc/self/status,
-    /// so `taskset -c 1` means one job), else the CPUs online.
+    /// The CPUs this process may use: its affinity mask (`Cpus_allowed` in /proc/self/status,
+    /// so `taskset -c 1` means one), else the CPUs online; at most its cgroup's CPU quota
+    /// (`cpu.max`, so a container limited to one CPU means one).
     public static func availableProcessors() -> Int {
+        var count = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         if let status = try? readSmallFile("/proc/self/status") {
             for line in status.split(separator: 0x0A) where line.starts(with: Array("Cpus_allowed:".utf8)) {
-                let count = line.dropFirst("Cpus_allowed:".utf8.count).reduce(0) { count, byte in
+                let allowed = line.dropFirst("Cpus_allowed:".utf8.count).reduce(0) { count, byte in
                     count + (hexValue(byte)?.nonzeroBitCount ?? 0)
                 }
-                if count > 0 { return count }
+                if allowed > 0 { count = allowed }
             }
         }
-        return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        if let quota = cgroupCPUQuota() { count = min(count, quota) }
+        return count
+    }
+
+    /// `ceil(quota / period)` from the cgroup v2 `cpu.max` of this process's cgroup (or of the
+    /// namespace's root, as a container sees it); nil without a limit.
+    static func cgroupCPUQuota() -> Int? {
+        var candidates: [String] = []
+        if let membership = try? readSmallFile("/proc/self/cgroup") {
+            for line in membership.split(separator: 0x0A) where line.starts(with: Array("0::/".utf8)) {
+                let path = String(decoding: line.dropFirst(3), as: UTF8.self)
+                candidates.append("/sys/fs/cgroup\(path == "/" ? "" : path)/cpu.max")
+            }
+        }
+        candidates.append("/sys/fs/cgroup/cpu.max")
+        for candidate in candidates {
+            guard let text = try? readSmallFile(candidate) else { continue }
+            let fields = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x0A })
+            guard fields.count == 2, let quota = Int(String(decoding: fields[0], as: UTF8.self)),
+                let period = Int(String(decoding: fields[1], as: UTF8.self)), quota > 0, period > 0
+            else { return nil }  // "max": no limit
+            return max(1, (quota + period - 1) / period)
+        }
+        return nil
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

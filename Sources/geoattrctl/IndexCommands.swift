@@ -92,7 +92,7 @@ struct LookupCommand: ParsableCommand {
     @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
     @Option(help: "Index file.") var index: String?
     @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
-    @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may run on, at most 16).")
+    @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may use, its cgroup quota included, at most 16).")
     var jobs: Int?
 
     var latitude: Double? { coordinates.count == 2 ? Double(coordinates[0]) : nil }
@@ -100,7 +100,7 @@ struct LookupCommand: ParsableCommand {
 
     func validate() throws {
         if batch && !coordinates.isEmpty { throw ValidationError("--batch reads stdin; do not also give LAT LON") }
-        if let jobs, !batch || jobs < 1 || jobs > 256 { throw ValidationError("--jobs takes 1 to 256, with --batch") }
+        if let jobs, !batch || jobs < 1 || jobs > 64 { throw ValidationError("--jobs takes 1 to 64, with --batch") }
         if !batch && (latitude == nil || longitude == nil) {
             throw ValidationError("give LAT LON in decimal degrees (e.g. lookup 49.61 6.13), or --batch to read lines from stdin")
         }

@@ -10,11 +10,11 @@ import Testing
 
 /// `lookup --batch` answers every line, in order, including bad ones.
 @Suite struct BatchLookupTests {
-    /// 100,000 lines, one in 500 bad, the last without its newline, with the prefix each answer must have.
-    static func mixedInput() -> (text: String, expected: [String]) {
+    /// `lines` lines, one in 500 bad, the last without its newline, with the prefix each answer must have.
+    static func mixedInput(lines: Int = 100_000) -> (text: String, expected: [String]) {
         var input = ""
         var expected: [String] = []
-        for i in 0..<100_000 {
+        for i in 0..<lines {
             switch i % 1000 {
             case 7:
                 input += "not a coordinate\n"
@@ -64,20 +64,84 @@ import Testing
         #expect(lines[1].contains(#""geo.country.iso_code":"AA""#))
     }
 
-    @Test("parallel jobs write exactly what one job writes, whatever the block size", arguments: [(2, 1 << 18), (3, 4096), (2, 97), (5, 1)])
-    func parallelOutputIsTheSerialOutput(jobs: Int, blockBytes: Int) throws {
+    /// Runs a batch on `text` written into a pipe by another thread in pieces of 1 to
+    /// `maximumPiece` bytes, so rounds see partial lines and whatever happens to be ready.
+    static func runThroughPipe(
+        _ reader: GeoIndexReader, _ text: [UInt8], outputPath: String, jobs: Int, blockBytes: Int, maximumPiece: Int, seed: UInt64
+    ) throws -> (Int, [UInt8]) {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let writeEnd = ends[1]
+        let writer = Thread {
+            var random = SplitMix64(seed: seed)
+            var offset = 0
+            while offset < text.count {
+                let piece = min(Int(random.next() % UInt64(maximumPiece)) + 1, text.count - offset)
+                let written = text.withUnsafeBytes { bytes in bytes.baseAddress.map { write(writeEnd, $0 + offset, piece) } ?? -1 }
+                if written <= 0 { break }
+                offset += written
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(outputFD >= 0)
+        defer {
+            close(ends[0])
+            close(outputFD)
+        }
+        let answered = try BatchLookup(reader: reader, input: ends[0], output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
+        return (answered, try Fixture.readBytes(outputPath))
+    }
+
+    static func expectIdentical(_ got: (Int, [UInt8]), _ reference: (Int, [UInt8]), _ context: String) {
+        #expect(got.0 == reference.0, "\(context): \(got.0) lines answered, \(reference.0) by one job")
+        let identical = got.1 == reference.1  // a Bool, so a failure prints the message and not megabytes of bytes
+        let difference = zip(got.1, reference.1).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(identical, "\(context): \(got.1.count) bytes against \(reference.1.count), first difference at \(difference ?? min(got.1.count, reference.1.count))")
+    }
+
+    @Test(
+        "parallel jobs write exactly what one job writes, from a file or a pipe written in small pieces",
+        arguments: [(2, 1 << 18, 0, 100_000), (3, 4096, 0, 20_000), (2, 1 << 18, 1000, 20_000), (3, 97, 300, 10_000), (5, 1, 7, 2_000)])
+    func parallelOutputIsTheSerialOutput(jobs: Int, blockBytes: Int, maximumPiece: Int, lines: Int) throws {
         let built = try Fixture.build()
         let reader = try GeoIndexReader(path: built.index)
+        let text = Self.mixedInput(lines: lines).text
         let inputPath = built.directory + "/batch-in.txt"
-        try Fixture.write(Self.mixedInput().text, to: inputPath)
-        let (serialCount, serial) = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt")
-        let (parallelCount, parallel) = try Self.runBatch(
-            reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes)
-        #expect(serialCount == 100_000)
-        #expect(parallelCount == serialCount)
-        #expect(parallel.count == serial.count)
-        let identical = parallel == serial  // a Bool, so a failure prints the message and not 15 MB of bytes
-        #expect(identical, "first difference at byte \(zip(parallel, serial).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(parallel.count, serial.count))")
+        try Fixture.write(text, to: inputPath)
+        let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt")
+        #expect(serial.0 == lines)
+        let parallel =
+            maximumPiece == 0
+            ? try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes)
+            : try Self.runThroughPipe(
+                reader, Array(text.utf8), outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes,
+                maximumPiece: maximumPiece, seed: UInt64(jobs * 1_000 + maximumPiece))
+        Self.expectIdentical(parallel, serial, "\(jobs) jobs, \(blockBytes)-byte blocks, pieces up to \(maximumPiece)")
+    }
+
+    @Test("edge inputs: nothing, empty lines, no final newline, a line longer than a round")
+    func parallelEdgeInputs() throws {
+        let built = try Fixture.build()
+        let reader = try GeoIndexReader(path: built.index)
+        let longLine = String(repeating: "9", count: 300_000)
+        let inputs = ["", "\n", "\n\n", "1,1", "1,1\n", "\n\n1,1\r\n0.5,0.5", "1,1\n\(longLine)\n2,2\n\(longLine)"]
+        for (index, text) in inputs.enumerated() {
+            let inputPath = built.directory + "/edge-\(index).txt"
+            try Fixture.write(text, to: inputPath)
+            let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-serial.txt")
+            #expect(serial.0 == text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).count - (text.hasSuffix("\n") || text.isEmpty ? 1 : 0))
+            for (jobs, maximumPiece) in [(1, 0), (2, 0), (2, 5), (3, 4096)] {
+                let got =
+                    maximumPiece == 0
+                    ? try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-got.txt", jobs: jobs, blockBytes: 64)
+                    : try Self.runThroughPipe(
+                        reader, Array(text.utf8), outputPath: built.directory + "/edge-got.txt", jobs: jobs, blockBytes: 64,
+                        maximumPiece: maximumPiece, seed: UInt64(index))
+                Self.expectIdentical(got, serial, "input \(index), \(jobs) jobs, pieces up to \(maximumPiece)")
+            }
+        }
     }
 
     @Test("each line is answered before the next is written, as a co-process needs", arguments: [1, 2])
@@ -91,36 +155,39 @@ import Testing
         let answered = Mutex<Int?>(nil)
         let outputEnd = fromBatch[1]
         let thread = Thread {
-            answered.withLock { $0 = (try? batch.run()) ?? -1 }
+            let count = (try? batch.run()) ?? -1
+            answered.withLock { $0 = count }
             close(outputEnd)
         }
         thread.start()
-        defer {
-            close(toBatch[1])
-            close(fromBatch[0])
-            close(toBatch[0])
-        }
-        for (question, answer) in [("1,1\n", #"{"lat":1,"lon":1,"#), ("0.5,0.25\n", #"{"lat":0.5,"lon":0.25,"#), ("x\n", #"{"error""#)] {
+        let questions = [("1,1\n", #"{"lat":1,"lon":1,"#), ("0.5,0.25\n", #"{"lat":0.5,"lon":0.25,"#), ("x\n", #"{"error":"expected `lat,lon` with decimal degrees","line":3"#)]
+        for (question, answer) in questions {
             #expect(write(toBatch[1], question, question.utf8.count) == question.utf8.count)
             // Generous: this only keeps a broken batch from hanging the suite.
             let line = Self.readLine(fromBatch[0], timeoutMilliseconds: 20_000)
-            #expect(line?.hasPrefix(answer) == true, "\(question): \(line ?? "no answer")")
-            if line == nil { break }
+            #expect(line.text?.hasPrefix(answer) == true, "\(question): \(line.text ?? (line.timedOut ? "no answer in 20 s" : "end of output"))")
+            if line.text == nil { break }
         }
         close(toBatch[1])
-        toBatch[1] = -1
-        #expect(Self.readLine(fromBatch[0], timeoutMilliseconds: 20_000) == nil)  // end of output: the batch returned
-        #expect(answered.withLock { $0 } == 3)
+        // The batch returns at the end of its input and closes its output.
+        let end = Self.readLine(fromBatch[0], timeoutMilliseconds: 20_000)
+        #expect(end.text == nil && !end.timedOut, "expected the end of output, got \(end.text ?? "no end in 20 s")")
+        if !end.timedOut {
+            #expect(answered.withLock { $0 } == 3)
+            close(fromBatch[0])
+        }  // else the batch may still write: its pipe is left open rather than risk SIGPIPE
+        close(toBatch[0])
     }
 
-    /// One line from `fd`, or nil at end of file or when nothing arrives in time.
-    static func readLine(_ fd: Int32, timeoutMilliseconds: Int32) -> String? {
+    /// One line from `fd`; nil at end of file or when nothing arrives in time (`timedOut`).
+    static func readLine(_ fd: Int32, timeoutMilliseconds: Int32) -> (text: String?, timedOut: Bool) {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while true {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, timeoutMilliseconds) > 0, read(fd, &byte, 1) == 1 else { return nil }
-            if byte == 0x0A { return String(decoding: line, as: UTF8.self) }
+            guard poll(&descriptor, 1, timeoutMilliseconds) > 0 else { return (nil, true) }
+            guard read(fd, &byte, 1) == 1 else { return (nil, false) }
+            if byte == 0x0A { return (String(decoding: line, as: UTF8.self), false) }
             line.append(byte)
         }
     }
