@@ -152,6 +152,7 @@ let package = Package(
                 "GeoAttrModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.

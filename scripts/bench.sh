@@ -30,22 +30,25 @@ done
 "$BIN/geoindex-bench" points 1000000 --set populated --places "$CACHE/out/cities.txt" > "$BENCH/populated-1m.csv"
 "$BIN/geoindex-bench" points 1000000 --set land --index "$CACHE/world.gidx" > "$BENCH/land-1m.csv"
 "$BIN/geoindex-bench" points 1000000 --set track --places "$CACHE/out/cities.txt" > "$BENCH/track-1m.csv"
+# batch LABEL OUTPUT COMMAND...: times COMMAND over SET-1m.csv (the loop's $set) and prints lines/s.
+batch() {
+    local label=$1 output=$2 start end lines
+    shift 2
+    echo "\$ time $label < $set-1m.csv > out.jsonl"
+    start=$(date +%s.%N)
+    "$@" < "$BENCH/$set-1m.csv" > "$output"
+    end=$(date +%s.%N)
+    lines=$(wc -l < "$output")
+    python3 -c "print(f'geoindex batch ($set, $label): {$lines} lines in {$end - $start:.2f} s = {$lines / ($end - $start):,.0f} lines/s')"
+    echo
+}
 for set in populated land track; do
-    echo "\$ time taskset -c 1 geoattrctl lookup --batch --index world.gidx < $set-1m.csv > out.jsonl"
-    start=$(date +%s.%N)
-    taskset -c 1 "$BIN/geoattrctl" lookup --batch --index "$CACHE/world.gidx" < "$BENCH/$set-1m.csv" > "$BENCH/geoindex-$set.jsonl"
-    end=$(date +%s.%N)
-    lines=$(wc -l < "$BENCH/geoindex-$set.jsonl")
-    python3 -c "print(f'geoindex batch ($set): {$lines} lines in {$end - $start:.2f} s = {$lines / ($end - $start):,.0f} lines/s')"
-    echo
+    batch "taskset -c 1 geoattrctl lookup --batch --index world.gidx" "$BENCH/geoindex-$set.jsonl" \
+        taskset -c 1 "$BIN/geoattrctl" lookup --batch --index "$CACHE/world.gidx"
     # Every core the machine has (one job per core, the default without taskset); same output.
-    echo "\$ time geoattrctl lookup --batch --jobs $(nproc) --index world.gidx < $set-1m.csv > out.jsonl"
-    start=$(date +%s.%N)
-    "$BIN/geoattrctl" lookup --batch --jobs "$(nproc)" --index "$CACHE/world.gidx" < "$BENCH/$set-1m.csv" > "$BENCH/geoindex-$set-jobs.jsonl"
-    end=$(date +%s.%N)
-    cmp "$BENCH/geoindex-$set.jsonl" "$BENCH/geoindex-$set-jobs.jsonl"
-    python3 -c "print(f'geoindex batch ($set, $(nproc) jobs): {$lines} lines in {$end - $start:.2f} s = {$lines / ($end - $start):,.0f} lines/s, output identical')"
-    echo
+    batch "geoattrctl lookup --batch --jobs $(nproc) --index world.gidx" "$BENCH/geoindex-$set-jobs.jsonl" \
+        "$BIN/geoattrctl" lookup --batch --jobs "$(nproc)" --index "$CACHE/world.gidx"
+    cmp "$BENCH/geoindex-$set.jsonl" "$BENCH/geoindex-$set-jobs.jsonl" && echo "output identical" && echo
     run taskset -c 1 "$CACHE/venv/bin/python" scripts/peer_bench.py "$BENCH/$set-1m.csv" "$BENCH/peer-$set.jsonl"
 done
 

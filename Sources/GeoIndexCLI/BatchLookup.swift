@@ -15,8 +15,8 @@ import Synchronization
 /// command also works interactively and as a co-process. A bad line yields a JSON error
 /// object for that line; the run continues.
 ///
-/// With more than one job, the lines that are ready are cut into one block per job at line
-/// boundaries, looked up in parallel and written in input order before more input is read.
+/// With more than one job, the lines that are ready are cut at line boundaries into a few
+/// blocks per job, looked up in parallel and written in input order before more input is read.
 public struct BatchLookup: Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case read(errno: Int32)
@@ -78,7 +78,7 @@ public struct BatchLookup: Sendable {
             var searchFrom = pending.count
             pending.append(contentsOf: chunk[0..<count])
             var lineStart = 0
-            while let newline = Self.newline(in: pending, from: searchFrom) {
+            while let newline = Self.newline(in: pending[...], from: searchFrom) {
                 lineNumber += 1
                 answer(pending[lineStart..<newline], lineNumber: lineNumber, into: &out)
                 lineStart = newline + 1
@@ -106,8 +106,6 @@ public struct BatchLookup: Sendable {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var lineNumber = 0
-        let blockCount = jobs * Self.blocksPerJob
-        var blocks = [[UInt8]](repeating: [], count: blockCount)
         let roundBytes = min(jobs * blockBytes, Self.maximumRoundBytes)
         // Just past the last newline in `pending` (0: none).
         var complete = 0
@@ -124,41 +122,30 @@ public struct BatchLookup: Sendable {
                     atEnd = true
                     break
                 }
-                if let newline = Self.lastNewline(in: chunk, count: count) { complete = pending.count + newline + 1 }
+                if let newline = chunk[0..<count].lastIndex(of: 0x0A) { complete = pending.count + newline + 1 }
                 pending.append(contentsOf: chunk[0..<count])
             } while pending.count < roundBytes && inputReady()
             // Complete lines only, but all of it at the end (the last line may lack its newline).
             let end = atEnd ? pending.count : complete
             if end == 0 { continue }
-            let cuts = Self.blockEnds(in: pending, end: end, blocks: blockCount)
-            var firstLines = [Int](repeating: 0, count: cuts.count)
+            let round = pending[0..<end]
+            let cuts = Self.blockEnds(in: round, blocks: jobs * Self.blocksPerJob)
+            var firstLines: [Int] = []
             var start = 0
-            for (block, cut) in cuts.enumerated() {
-                firstLines[block] = lineNumber + 1
-                lineNumber += Self.lineCount(in: pending, from: start, to: cut)
+            for cut in cuts {
+                firstLines.append(lineNumber + 1)
+                lineNumber += Self.lineCount(in: round[start..<cut])
                 start = cut
             }
-            let round = pending[0..<end]
             let lineNumbers = firstLines
-            // Each job takes its own block's buffer out and puts it back: the lock is held for a swap.
-            let outputs = Mutex(blocks)
+            let outputs = Mutex([[UInt8]](repeating: [], count: cuts.count))
             Self.concurrently(cuts.count) { block in
-                let from = block == 0 ? 0 : cuts[block - 1]
-                var out = outputs.withLock { all in
-                    let taken = all[block]
-                    all[block] = []
-                    return taken
-                }
-                out.removeAll(keepingCapacity: true)
-                answerLines(round[from..<cuts[block]], firstLineNumber: lineNumbers[block], into: &out)
+                var out: [UInt8] = []
+                answerLines(round[(block == 0 ? 0 : cuts[block - 1])..<cuts[block]], firstLineNumber: lineNumbers[block], into: &out)
                 outputs.withLock { $0[block] = out }
             }
-            blocks = outputs.withLock { all in
-                let taken = all
-                all = []
-                return taken
-            }
-            for block in 0..<cuts.count { try flush(&blocks[block]) }
+            var answers = outputs.withLock { $0 }
+            for block in answers.indices { try flush(&answers[block]) }
             pending.removeFirst(end)
             complete -= min(end, complete)
         }
@@ -176,25 +163,22 @@ public struct BatchLookup: Sendable {
         var lineStart = text.startIndex
         var lineNumber = firstLineNumber
         while lineStart < text.endIndex {
-            let newline = text[lineStart...].withUnsafeBytes { raw -> Int? in
-                guard let base = raw.baseAddress, let found = memchr(base, 0x0A, raw.count) else { return nil }
-                return base.distance(to: UnsafeRawPointer(found))
-            }
-            let lineEnd = newline.map { lineStart + $0 } ?? text.endIndex
+            let lineEnd = Self.newline(in: text, from: lineStart) ?? text.endIndex
             answer(text[lineStart..<lineEnd], lineNumber: lineNumber, into: &out)
             lineNumber += 1
             lineStart = lineEnd + 1
         }
     }
 
-    /// Ends of up to `blocks` runs of whole lines of similar size covering `bytes[0..<end]`
-    /// (`end` is just past a newline, or the end of input).
-    private static func blockEnds(in bytes: [UInt8], end: Int, blocks: Int) -> [Int] {
+    /// Ends of up to `blocks` runs of whole lines of similar size covering `bytes` (which starts
+    /// at 0 and ends just past a newline, or at the end of input).
+    private static func blockEnds(in bytes: ArraySlice<UInt8>, blocks: Int) -> [Int] {
+        let end = bytes.endIndex
         var ends: [Int] = []
         var previous = 0
         for block in 1..<blocks {
             let target = max(end * block / blocks, previous)
-            guard target < end, let newline = newline(in: bytes, from: target, before: end), newline + 1 < end else { break }
+            guard target < end, let newline = newline(in: bytes, from: target), newline + 1 < end else { break }
             ends.append(newline + 1)
             previous = newline + 1
         }
@@ -202,30 +186,26 @@ public struct BatchLookup: Sendable {
         return ends
     }
 
-    /// Lines in `bytes[start..<end]`, a last one without its newline included.
-    private static func lineCount(in bytes: [UInt8], from start: Int, to end: Int) -> Int {
-        guard start < end else { return 0 }
+    /// Lines in `bytes`, a last one without its newline included.
+    private static func lineCount(in bytes: ArraySlice<UInt8>) -> Int {
         var count = 0
-        var position = start
-        while let newline = newline(in: bytes, from: position, before: end) {
+        var position = bytes.startIndex
+        while position < bytes.endIndex {
             count += 1
+            guard let newline = newline(in: bytes, from: position) else { break }
             position = newline + 1
         }
-        return position < end ? count + 1 : count
+        return count
     }
 
-    private static func lastNewline(in bytes: [UInt8], count: Int) -> Int? {
-        bytes[0..<count].lastIndex(of: 0x0A)
-    }
-
-    /// The index of the first newline at or after `start` (and before `end`), found with memchr.
-    private static func newline(in bytes: [UInt8], from start: Int, before end: Int? = nil) -> Int? {
+    /// The index of the first newline in `bytes` at or after `start`, found with memchr.
+    private static func newline(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
         bytes.withUnsafeBytes { raw -> Int? in
-            let limit = min(end ?? raw.count, raw.count)
-            guard start < limit, let base = raw.baseAddress,
-                let found = memchr(base + start, 0x0A, limit - start)
-            else { return nil }
-            return base.distance(to: UnsafeRawPointer(found))
+            let offset = start - bytes.startIndex
+            guard offset < raw.count, let base = raw.baseAddress, let found = memchr(base + offset, 0x0A, raw.count - offset) else {
+                return nil
+            }
+            return bytes.startIndex + base.distance(to: UnsafeRawPointer(found))
         }
     }
 
@@ -317,68 +297,6 @@ public struct BatchLookup: Sendable {
         guard seenDigit, fractionDigits < powersOfTen.count else { return nil }
         let magnitude = Double(mantissa) / powersOfTen[fractionDigits]
         return negative ? -magnitude : magnitude
-    }
-
-    /// The CPUs this process may use: its affinity mask (`Cpus_allowed` in /proc/self/status,
-    /// so `taskset -c 1` means one), else the CPUs online; at most its cgroup's CPU quota
-    /// (`cpu.max`, so a container limited to one CPU means one).
-    public static func availableProcessors() -> Int {
-        var count = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        if let status = try? readSmallFile("/proc/self/status") {
-            for line in status.split(separator: 0x0A) where line.starts(with: Array("Cpus_allowed:".utf8)) {
-                let allowed = line.dropFirst("Cpus_allowed:".utf8.count).reduce(0) { count, byte in
-                    count + (hexValue(byte)?.nonzeroBitCount ?? 0)
-                }
-                if allowed > 0 { count = allowed }
-            }
-        }
-        if let quota = cgroupCPUQuota() { count = min(count, quota) }
-        return count
-    }
-
-    /// `ceil(quota / period)` from the cgroup v2 `cpu.max` of this process's cgroup (or of the
-    /// namespace's root, as a container sees it); nil without a limit.
-    static func cgroupCPUQuota() -> Int? {
-        var candidates: [String] = []
-        if let membership = try? readSmallFile("/proc/self/cgroup") {
-            for line in membership.split(separator: 0x0A) where line.starts(with: Array("0::/".utf8)) {
-                let path = String(decoding: line.dropFirst(3), as: UTF8.self)
-                candidates.append("/sys/fs/cgroup\(path == "/" ? "" : path)/cpu.max")
-            }
-        }
-        candidates.append("/sys/fs/cgroup/cpu.max")
-        for candidate in candidates {
-            guard let text = try? readSmallFile(candidate) else { continue }
-            let fields = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x0A })
-            guard fields.count == 2, let quota = Int(String(decoding: fields[0], as: UTF8.self)),
-                let period = Int(String(decoding: fields[1], as: UTF8.self)), quota > 0, period > 0
-            else { return nil }  // "max": no limit
-            return max(1, (quota + period - 1) / period)
-        }
-        return nil
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x61...0x66: return byte - 0x61 + 10
-        default: return nil
-        }
-    }
-
-    private static func readSmallFile(_ path: String) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY)
-        guard fd >= 0 else { throw .read(errno: errno) }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 1 << 14)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in buffer.baseAddress.map { read(fd, $0 + filled, buffer.count - filled) } ?? 0 }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        return Array(bytes[0..<filled])
     }
 
     private func inputReady() -> Bool {

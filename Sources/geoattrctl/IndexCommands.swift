@@ -92,7 +92,7 @@ struct LookupCommand: ParsableCommand {
     @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
     @Option(help: "Index file.") var index: String?
     @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
-    @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may use, its cgroup quota included, at most 16).")
+    @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may use, cgroup quota and affinity included, at most 16).")
     var jobs: Int?
 
     var latitude: Double? { coordinates.count == 2 ? Double(coordinates[0]) : nil }
@@ -109,7 +109,7 @@ struct LookupCommand: ParsableCommand {
     func run() throws {
         let reader = try GeoIndexReader(path: IndexLocator.locate(explicit: index), coastToleranceMeters: coastTolerance)
         if batch {
-            try BatchLookup(reader: reader, jobs: jobs ?? min(BatchLookup.availableProcessors(), 16)).run()
+            try BatchLookup(reader: reader, jobs: jobs ?? DefaultBatchJobs.count).run()
             return
         }
         guard let latitude, let longitude else { return }

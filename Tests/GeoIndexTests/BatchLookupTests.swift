@@ -33,8 +33,13 @@ import Testing
     }
 
     /// Runs a batch from `inputPath` into a fresh file; returns the lines answered and the output.
-    static func runBatch(_ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 18) throws -> (Int, [UInt8]) {
-        let inputFD = open(inputPath, O_RDONLY)
+    /// With `maximumPiece` > 0 the input comes through a pipe that another thread writes in pieces
+    /// of 1 to `maximumPiece` bytes, so rounds see partial lines and whatever happens to be ready.
+    static func runBatch(
+        _ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 18,
+        maximumPiece: Int = 0, seed: UInt64 = 0
+    ) throws -> (Int, [UInt8]) {
+        let inputFD = maximumPiece > 0 ? try writeThroughPipe(try Fixture.readBytes(inputPath), maximumPiece: maximumPiece, seed: seed) : open(inputPath, O_RDONLY)
         let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         #expect(inputFD >= 0 && outputFD >= 0)
         defer {
@@ -43,6 +48,26 @@ import Testing
         }
         let answered = try BatchLookup(reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
         return (answered, try Fixture.readBytes(outputPath))
+    }
+
+    /// The read end of a pipe into which a thread writes `bytes` in random pieces, then closes it.
+    static func writeThroughPipe(_ bytes: [UInt8], maximumPiece: Int, seed: UInt64) throws -> Int32 {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let writeEnd = ends[1]
+        let writer = Thread {
+            var random = SplitMix64(seed: seed)
+            var offset = 0
+            while offset < bytes.count {
+                let piece = min(Int(random.next() % UInt64(maximumPiece)) + 1, bytes.count - offset)
+                let written = bytes.withUnsafeBytes { raw in raw.baseAddress.map { write(writeEnd, $0 + offset, piece) } ?? -1 }
+                if written <= 0 { break }
+                offset += written
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        return ends[0]
     }
 
     @Test func roundTripsAHundredThousandLinesWithoutLosingOne() throws {
@@ -64,36 +89,6 @@ import Testing
         #expect(lines[1].contains(#""geo.country.iso_code":"AA""#))
     }
 
-    /// Runs a batch on `text` written into a pipe by another thread in pieces of 1 to
-    /// `maximumPiece` bytes, so rounds see partial lines and whatever happens to be ready.
-    static func runThroughPipe(
-        _ reader: GeoIndexReader, _ text: [UInt8], outputPath: String, jobs: Int, blockBytes: Int, maximumPiece: Int, seed: UInt64
-    ) throws -> (Int, [UInt8]) {
-        var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
-        let writeEnd = ends[1]
-        let writer = Thread {
-            var random = SplitMix64(seed: seed)
-            var offset = 0
-            while offset < text.count {
-                let piece = min(Int(random.next() % UInt64(maximumPiece)) + 1, text.count - offset)
-                let written = text.withUnsafeBytes { bytes in bytes.baseAddress.map { write(writeEnd, $0 + offset, piece) } ?? -1 }
-                if written <= 0 { break }
-                offset += written
-            }
-            close(writeEnd)
-        }
-        writer.start()
-        let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        #expect(outputFD >= 0)
-        defer {
-            close(ends[0])
-            close(outputFD)
-        }
-        let answered = try BatchLookup(reader: reader, input: ends[0], output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
-        return (answered, try Fixture.readBytes(outputPath))
-    }
-
     static func expectIdentical(_ got: (Int, [UInt8]), _ reference: (Int, [UInt8]), _ context: String) {
         #expect(got.0 == reference.0, "\(context): \(got.0) lines answered, \(reference.0) by one job")
         let identical = got.1 == reference.1  // a Bool, so a failure prints the message and not megabytes of bytes
@@ -107,17 +102,13 @@ import Testing
     func parallelOutputIsTheSerialOutput(jobs: Int, blockBytes: Int, maximumPiece: Int, lines: Int) throws {
         let built = try Fixture.build()
         let reader = try GeoIndexReader(path: built.index)
-        let text = Self.mixedInput(lines: lines).text
         let inputPath = built.directory + "/batch-in.txt"
-        try Fixture.write(text, to: inputPath)
+        try Fixture.write(Self.mixedInput(lines: lines).text, to: inputPath)
         let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt")
         #expect(serial.0 == lines)
-        let parallel =
-            maximumPiece == 0
-            ? try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes)
-            : try Self.runThroughPipe(
-                reader, Array(text.utf8), outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes,
-                maximumPiece: maximumPiece, seed: UInt64(jobs * 1_000 + maximumPiece))
+        let parallel = try Self.runBatch(
+            reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes,
+            maximumPiece: maximumPiece, seed: UInt64(jobs * 1_000 + maximumPiece))
         Self.expectIdentical(parallel, serial, "\(jobs) jobs, \(blockBytes)-byte blocks, pieces up to \(maximumPiece)")
     }
 
@@ -133,12 +124,9 @@ import Testing
             let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-serial.txt")
             #expect(serial.0 == text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).count - (text.hasSuffix("\n") || text.isEmpty ? 1 : 0))
             for (jobs, maximumPiece) in [(1, 0), (2, 0), (2, 5), (3, 4096)] {
-                let got =
-                    maximumPiece == 0
-                    ? try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-got.txt", jobs: jobs, blockBytes: 64)
-                    : try Self.runThroughPipe(
-                        reader, Array(text.utf8), outputPath: built.directory + "/edge-got.txt", jobs: jobs, blockBytes: 64,
-                        maximumPiece: maximumPiece, seed: UInt64(index))
+                let got = try Self.runBatch(
+                    reader, inputPath: inputPath, outputPath: built.directory + "/edge-got.txt", jobs: jobs, blockBytes: 64,
+                    maximumPiece: maximumPiece, seed: UInt64(index))
                 Self.expectIdentical(got, serial, "input \(index), \(jobs) jobs, pieces up to \(maximumPiece)")
             }
         }
