@@ -15,8 +15,10 @@ import Synchronization
 /// command also works interactively and as a co-process. A bad line yields a JSON error
 /// object for that line; the run continues.
 ///
-/// With more than one job, the lines that are ready are cut at line boundaries into a few
-/// blocks per job, looked up in parallel and written in input order before more input is read.
+/// The lines that are ready (up to a round) are sorted along a space-filling curve, cut into a
+/// few blocks per job, looked up (in parallel with more than one job) and written in input order
+/// before more input is read. Nearby points share index pages, so a sorted round runs faster
+/// than the same lines in their own order; the output is the same.
 public struct BatchLookup: Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case read(errno: Int32)
@@ -34,32 +36,40 @@ public struct BatchLookup: Sendable {
     let input: Int32
     let output: Int32
     let jobs: Int
-    /// Input bytes per job and round in parallel runs: enough lines (about 9,000) that a round's
-    /// fork, join and write are a few percent of its lookups.
+    /// Input bytes per job and round (at most `maximumRoundBytes` a round): about 45,000 lines,
+    /// enough that sorting finds neighbours and a round's fork, join and write cost little.
     let blockBytes: Int
+    /// Answers each line as it is read, in input order, on the calling thread: the tests'
+    /// reference for what the rounds must write.
+    let lineByLine: Bool
     private static let flushThreshold = 1 << 16
 
     /// - Parameters:
     ///   - jobs: threads looking up at once; 1 answers on the calling thread alone.
-    ///   - blockBytes: input per job and round when `jobs` > 1 (tests make it small).
+    ///   - blockBytes: input per job and round (tests make it small).
     public init(
         reader: GeoIndexReader, input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, jobs: Int = 1,
-        blockBytes: Int = 1 << 18
+        blockBytes: Int = 1 << 20
     ) {
+        self.init(reader: reader, input: input, output: output, jobs: jobs, blockBytes: blockBytes, lineByLine: false)
+    }
+
+    init(reader: GeoIndexReader, input: Int32, output: Int32, jobs: Int, blockBytes: Int, lineByLine: Bool) {
         self.reader = reader
         self.input = input
         self.output = output
         self.jobs = max(1, jobs)
         self.blockBytes = max(1, blockBytes)
+        self.lineByLine = lineByLine
     }
 
     /// Processes input until end of file; returns the number of lines answered.
     @discardableResult
     public func run() throws(Failure) -> Int {
-        jobs > 1 ? try runParallel() : try runSerial()
+        lineByLine ? try runLineByLine() : try runRounds()
     }
 
-    private func runSerial() throws(Failure) -> Int {
+    private func runLineByLine() throws(Failure) -> Int {
         var pending: [UInt8] = []
         var out: [UInt8] = []
         out.reserveCapacity(Self.flushThreshold * 2)
@@ -102,7 +112,14 @@ public struct BatchLookup: Sendable {
     /// job holds up a round by a block, not by a job's whole share.
     static let blocksPerJob = 4
 
-    private func runParallel() throws(Failure) -> Int {
+    /// What one block of a round wrote: its answers back to back, in the block's (spatial) order.
+    private struct BlockAnswers: Sendable {
+        var bytes: [UInt8] = []
+        /// Where each answer ends in `bytes`.
+        var ends: [Int] = []
+    }
+
+    private func runRounds() throws(Failure) -> Int {
         var pending: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var lineNumber = 0
@@ -110,6 +127,7 @@ public struct BatchLookup: Sendable {
         // Just past the last newline in `pending` (0: none).
         var complete = 0
         var atEnd = false
+        var out: [UInt8] = []
         while !atEnd {
             // Wait for input, then take whatever else is ready, up to a round.
             repeat {
@@ -129,23 +147,60 @@ public struct BatchLookup: Sendable {
             let end = atEnd ? pending.count : complete
             if end == 0 { continue }
             let round = pending[0..<end]
-            let cuts = Self.blockEnds(in: round, blocks: jobs * Self.blocksPerJob)
-            var firstLines: [Int] = []
-            var start = 0
-            for cut in cuts {
-                firstLines.append(lineNumber + 1)
-                lineNumber += Self.lineCount(in: round[start..<cut])
-                start = cut
+            let lines = Self.lineRanges(in: round)
+            // Looking points up in a spatial order keeps the index pages each needs in cache for the
+            // next; answers are written in input order all the same.
+            let blocks = max(1, min(jobs * Self.blocksPerJob, lines.count))
+            let order = Self.spatialOrder(of: round, lines: lines, blocks: jobs == 1 ? 1 : blocks)
+            let firstLineNumber = lineNumber + 1
+            let outputs = Mutex([BlockAnswers](repeating: BlockAnswers(), count: blocks))
+            let answerBlock: @Sendable (Int) -> Void = { block in
+                // The block's lines are copied out first: slicing the round shared by every job would
+                // make the jobs contend for its reference count on each line.
+                let positions = (block * order.count / blocks)..<((block + 1) * order.count / blocks)
+                var text: [UInt8] = []
+                var ends: [Int] = []
+                ends.reserveCapacity(positions.count)
+                order.withUnsafeBufferPointer { order in
+                    lines.withUnsafeBufferPointer { lines in
+                        for position in positions {
+                            text.append(contentsOf: round[lines[Int(order[position])]])
+                            ends.append(text.count)
+                        }
+                    }
+                }
+                var answers = BlockAnswers()
+                answers.ends.reserveCapacity(positions.count)
+                var start = 0
+                for (index, position) in positions.enumerated() {
+                    answer(text[start..<ends[index]], lineNumber: firstLineNumber + Int(order[position]), into: &answers.bytes)
+                    answers.ends.append(answers.bytes.count)
+                    start = ends[index]
+                }
+                outputs.withLock { $0[block] = answers }
             }
-            let lineNumbers = firstLines
-            let outputs = Mutex([[UInt8]](repeating: [], count: cuts.count))
-            Self.concurrently(cuts.count) { block in
-                var out: [UInt8] = []
-                answerLines(round[(block == 0 ? 0 : cuts[block - 1])..<cuts[block]], firstLineNumber: lineNumbers[block], into: &out)
-                outputs.withLock { $0[block] = out }
+            if jobs == 1 {
+                for block in 0..<blocks { answerBlock(block) }
+            } else {
+                Self.concurrently(blocks, answerBlock)
             }
-            var answers = outputs.withLock { $0 }
-            for block in answers.indices { try flush(&answers[block]) }
+            let answers = outputs.withLock { $0 }
+            // Where each line's answer is: block in the high half, its place in the block in the low.
+            var slots = [UInt64](repeating: 0, count: order.count)
+            for block in 0..<blocks {
+                let first = block * order.count / blocks
+                for position in first..<((block + 1) * order.count / blocks) {
+                    slots[Int(order[position])] = UInt64(block) << 32 | UInt64(position - first)
+                }
+            }
+            for slot in slots {
+                let block = answers[Int(slot >> 32)]
+                let index = Int(slot & 0xFFFF_FFFF)
+                out.append(contentsOf: block.bytes[(index == 0 ? 0 : block.ends[index - 1])..<block.ends[index]])
+                if out.count >= Self.flushThreshold { try flush(&out) }
+            }
+            try flush(&out)
+            lineNumber += lines.count
             pending.removeFirst(end)
             complete -= min(end, complete)
         }
@@ -158,44 +213,55 @@ public struct BatchLookup: Sendable {
         DispatchQueue.concurrentPerform(iterations: iterations, execute: body)
     }
 
-    /// Answers every line of `text` (the last one may lack its newline).
-    private func answerLines(_ text: ArraySlice<UInt8>, firstLineNumber: Int, into out: inout [UInt8]) {
-        var lineStart = text.startIndex
-        var lineNumber = firstLineNumber
-        while lineStart < text.endIndex {
-            let lineEnd = Self.newline(in: text, from: lineStart) ?? text.endIndex
-            answer(text[lineStart..<lineEnd], lineNumber: lineNumber, into: &out)
-            lineNumber += 1
+    /// The lines of `bytes` (the last one may lack its newline), without their newlines.
+    static func lineRanges(in bytes: ArraySlice<UInt8>) -> [Range<Int>] {
+        var lines: [Range<Int>] = []
+        var lineStart = bytes.startIndex
+        while lineStart < bytes.endIndex {
+            let lineEnd = newline(in: bytes, from: lineStart) ?? bytes.endIndex
+            lines.append(lineStart..<lineEnd)
             lineStart = lineEnd + 1
         }
+        return lines
     }
 
-    /// Ends of up to `blocks` runs of whole lines of similar size covering `bytes` (which starts
-    /// at 0 and ends just past a newline, or at the end of input).
-    private static func blockEnds(in bytes: ArraySlice<UInt8>, blocks: Int) -> [Int] {
-        let end = bytes.endIndex
-        var ends: [Int] = []
-        var previous = 0
-        for block in 1..<blocks {
-            let target = max(end * block / blocks, previous)
-            guard target < end, let newline = newline(in: bytes, from: target), newline + 1 < end else { break }
-            ends.append(newline + 1)
-            previous = newline + 1
+    /// Line indices sorted along a Z-order curve of their coordinates (about 600 m cells), lines
+    /// that are not coordinates last; ties keep input order. The keys are computed in `blocks`
+    /// runs of lines at once.
+    static func spatialOrder(of bytes: ArraySlice<UInt8>, lines: [Range<Int>], blocks: Int) -> [UInt32] {
+        let runs = Mutex([[UInt64]](repeating: [], count: blocks))
+        let keyRun: @Sendable (Int) -> Void = { block in
+            let first = block * lines.count / blocks
+            let end = (block + 1) * lines.count / blocks
+            var keys = [UInt64](repeating: 0, count: end - first)
+            for line in first..<end {
+                var cell = UInt64(UInt32.max)
+                if let (latitude, longitude, _, _) = parseCoordinates(bytes[lines[line]]), latitude.isFinite, longitude.isFinite {
+                    cell = UInt64(zOrder(latitude: latitude, longitude: longitude))
+                }
+                keys[line - first] = cell << 32 | UInt64(line)
+            }
+            runs.withLock { $0[block] = keys }
         }
-        ends.append(end)
-        return ends
+        if blocks == 1 { keyRun(0) } else { concurrently(blocks, keyRun) }
+        var keys = runs.withLock { $0 }.flatMap { $0 }
+        keys.sort()
+        return keys.map { UInt32(truncatingIfNeeded: $0) }
     }
 
-    /// Lines in `bytes`, a last one without its newline included.
-    private static func lineCount(in bytes: ArraySlice<UInt8>) -> Int {
-        var count = 0
-        var position = bytes.startIndex
-        while position < bytes.endIndex {
-            count += 1
-            guard let newline = newline(in: bytes, from: position) else { break }
-            position = newline + 1
+    /// The Z-order (Morton) code of a point on a 65,536 x 65,536 grid over the globe.
+    static func zOrder(latitude: Double, longitude: Double) -> UInt32 {
+        func spread(_ value: UInt32) -> UInt32 {
+            var value = value & 0xFFFF
+            value = (value | (value << 8)) & 0x00FF_00FF
+            value = (value | (value << 4)) & 0x0F0F_0F0F
+            value = (value | (value << 2)) & 0x3333_3333
+            value = (value | (value << 1)) & 0x5555_5555
+            return value
         }
-        return count
+        let x = UInt32(min(max((longitude + 180) / 360 * 65_536, 0), 65_535))
+        let y = UInt32(min(max((latitude + 90) / 180 * 65_536, 0), 65_535))
+        return spread(x) | spread(y) << 1
     }
 
     /// The index of the first newline in `bytes` at or after `start`, found with memchr.

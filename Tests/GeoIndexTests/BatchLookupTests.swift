@@ -36,8 +36,8 @@ import Testing
     /// With `maximumPiece` > 0 the input comes through a pipe that another thread writes in pieces
     /// of 1 to `maximumPiece` bytes, so rounds see partial lines and whatever happens to be ready.
     static func runBatch(
-        _ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 18,
-        maximumPiece: Int = 0, seed: UInt64 = 0
+        _ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 20,
+        maximumPiece: Int = 0, seed: UInt64 = 0, lineByLine: Bool = false
     ) throws -> (Int, [UInt8]) {
         let inputFD = maximumPiece > 0 ? try writeThroughPipe(try Fixture.readBytes(inputPath), maximumPiece: maximumPiece, seed: seed) : open(inputPath, O_RDONLY)
         let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -46,7 +46,9 @@ import Testing
             close(inputFD)
             close(outputFD)
         }
-        let answered = try BatchLookup(reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
+        let answered = try BatchLookup(
+            reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes, lineByLine: lineByLine
+        ).run()
         return (answered, try Fixture.readBytes(outputPath))
     }
 
@@ -90,21 +92,24 @@ import Testing
     }
 
     static func expectIdentical(_ got: (Int, [UInt8]), _ reference: (Int, [UInt8]), _ context: String) {
-        #expect(got.0 == reference.0, "\(context): \(got.0) lines answered, \(reference.0) by one job")
+        #expect(got.0 == reference.0, "\(context): \(got.0) lines answered, \(reference.0) line by line")
         let identical = got.1 == reference.1  // a Bool, so a failure prints the message and not megabytes of bytes
         let difference = zip(got.1, reference.1).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(identical, "\(context): \(got.1.count) bytes against \(reference.1.count), first difference at \(difference ?? min(got.1.count, reference.1.count))")
     }
 
     @Test(
-        "parallel jobs write exactly what one job writes, from a file or a pipe written in small pieces",
-        arguments: [(2, 1 << 18, 0, 100_000), (3, 4096, 0, 20_000), (2, 1 << 18, 1000, 20_000), (3, 97, 300, 10_000), (5, 1, 7, 2_000)])
-    func parallelOutputIsTheSerialOutput(jobs: Int, blockBytes: Int, maximumPiece: Int, lines: Int) throws {
+        "rounds looked up in spatial order, on one job or several, write exactly what answering line by line writes, from a file or a pipe written in small pieces",
+        arguments: [
+            (1, 1 << 20, 0, 100_000), (2, 1 << 20, 0, 100_000), (3, 4096, 0, 20_000), (1, 4096, 1000, 20_000), (2, 1 << 18, 1000, 20_000),
+            (3, 97, 300, 10_000), (5, 1, 7, 2_000),
+        ])
+    func roundOutputIsTheLineByLineOutput(jobs: Int, blockBytes: Int, maximumPiece: Int, lines: Int) throws {
         let built = try Fixture.build()
         let reader = try GeoIndexReader(path: built.index)
         let inputPath = built.directory + "/batch-in.txt"
         try Fixture.write(Self.mixedInput(lines: lines).text, to: inputPath)
-        let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt")
+        let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt", lineByLine: true)
         #expect(serial.0 == lines)
         let parallel = try Self.runBatch(
             reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes,
@@ -121,7 +126,7 @@ import Testing
         for (index, text) in inputs.enumerated() {
             let inputPath = built.directory + "/edge-\(index).txt"
             try Fixture.write(text, to: inputPath)
-            let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-serial.txt")
+            let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-serial.txt", lineByLine: true)
             #expect(serial.0 == text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).count - (text.hasSuffix("\n") || text.isEmpty ? 1 : 0))
             for (jobs, maximumPiece) in [(1, 0), (2, 0), (2, 5), (3, 4096)] {
                 let got = try Self.runBatch(
@@ -130,6 +135,18 @@ import Testing
                 Self.expectIdentical(got, serial, "input \(index), \(jobs) jobs, pieces up to \(maximumPiece)")
             }
         }
+    }
+
+    @Test("a round is looked up in Z-order: neighbours together, lines that are not coordinates last, ties in input order")
+    func spatialOrderGroupsNeighbours() {
+        let text = Array("10,10\n-10,-10\nx\n10.001,10.001\n-10.001,-10.001\n10,10\n".utf8)[...]
+        let lines = BatchLookup.lineRanges(in: text)
+        #expect(lines.count == 6)
+        for blocks in [1, 2, 6] {
+            #expect(BatchLookup.spatialOrder(of: text, lines: lines, blocks: blocks) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
+        }
+        #expect(BatchLookup.zOrder(latitude: -90, longitude: -180) == 0)
+        #expect(BatchLookup.zOrder(latitude: 90, longitude: 180) == UInt32.max)
     }
 
     @Test("each line is answered before the next is written, as a co-process needs", arguments: [1, 2])
