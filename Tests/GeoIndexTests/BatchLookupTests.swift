@@ -145,6 +145,12 @@ import Testing
         for blocks in [1, 2, 6] {
             #expect(BatchLookup.spatialOrder(of: text, lines: lines, blocks: blocks) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
         }
+        // A track (most lines next to the one before) keeps its order, though Z-order would not.
+        let track = Array("0.001,0.001\n0.0011,0.0011\n-0.001,-0.001\n-0.0011,-0.0011\n".utf8)[...]
+        let trackLines = BatchLookup.lineRanges(in: track)
+        #expect(BatchLookup.spatialOrder(of: track, lines: trackLines, blocks: 2) == [0, 1, 2, 3])
+        let shuffled = Array("0.001,0.001\n-0.001,-0.001\n0.0011,0.0011\n-0.0011,-0.0011\n".utf8)[...]
+        #expect(BatchLookup.spatialOrder(of: shuffled, lines: BatchLookup.lineRanges(in: shuffled), blocks: 2) == [1, 3, 0, 2])
         #expect(BatchLookup.zOrder(latitude: -90, longitude: -180) == 0)
         #expect(BatchLookup.zOrder(latitude: 90, longitude: 180) == UInt32.max)
     }
