@@ -3,6 +3,10 @@
 # misspelled option, so any output line fails), and `systemd-analyze security --offline=yes`
 # must not score geoattrd.service or its gpsd relay, geoattrd-gpsd.service, worse than
 # MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in the README ("Hardening").
+# As root, also the runtime layout offline: sysusers.d and tmpfiles.d applied to an empty root must
+# make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
+# the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
+# checks the layout under a running systemd).
 # Needs a built geoattrd (verify checks ExecStart).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +24,47 @@ if [ -n "$output" ]; then
     exit 1
 fi
 echo "systemd-analyze verify: clean (4 units)"
+setting() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
+problems=()
+[ "$(setting RuntimeDirectory systemd/geoattrd.service)" = geoattrd ] || problems+=("geoattrd.service: RuntimeDirectory= is not geoattrd")
+[ "$(setting RuntimeDirectoryMode systemd/geoattrd.service)" = 0755 ] || problems+=("geoattrd.service: RuntimeDirectoryMode= is not 0755")
+[ "$(setting RuntimeDirectoryPreserve systemd/geoattrd.service)" = yes ] || problems+=("geoattrd.service: RuntimeDirectoryPreserve= is not yes")
+[ "$(setting User systemd/geoattrd.service):$(setting Group systemd/geoattrd.service)" = geoattrd:geoattrd ] ||
+    problems+=("geoattrd.service: User=/Group= are not geoattrd (tmpfiles.d's owner of /run/geoattrd)")
+[ "$(setting DirectoryMode systemd/geoattrd.socket)" = 0755 ] || problems+=("geoattrd.socket: DirectoryMode= is not 0755")
+[ "$(setting SocketGroup systemd/geoattrd.socket)" = geoattr ] || problems+=("geoattrd.socket: SocketGroup= is not geoattr")
+if [ "$(id -u)" -eq 0 ]; then
+    layout=$work/layout
+    mkdir -p "$layout/etc" "$layout/usr/lib/sysusers.d" "$layout/usr/lib/tmpfiles.d"
+    cp systemd/geoattrd.sysusers "$layout/usr/lib/sysusers.d/geoattrd.conf"
+    cp systemd/geoattrd.tmpfiles "$layout/usr/lib/tmpfiles.d/geoattrd.conf"
+    systemd-sysusers --root="$layout" geoattrd.conf >/dev/null 2>&1 || problems+=("systemd-sysusers --root failed")
+    systemd-tmpfiles --root="$layout" --create geoattrd.conf 2>&1 || problems+=("systemd-tmpfiles --root --create failed")
+    # PATH -> "USER:GROUP MODE TYPE", names from the layout root's own databases.
+    described() {
+        local uid gid rest
+        read -r uid gid rest < <(stat -c '%u %g %a %F' "$layout$1" 2>/dev/null || echo "- - absent")
+        echo "$(awk -F: -v id="$uid" '$3 == id { print $1 }' "$layout/etc/passwd"):$(awk -F: -v id="$gid" '$3 == id { print $1 }' "$layout/etc/group") $rest"
+    }
+    for expected in "/run/geoattrd geoattrd:geoattrd 755 directory" "/run/geoattrd/state geoattrd:geoattr-state 660 regular empty file" \
+        "/var/lib/geoattrd geoattrd:geoattrd 750 directory"; do
+        path=${expected%% *}
+        got=$(described "$path")
+        [ "$path $got" = "$expected" ] || problems+=("tmpfiles.d makes $path '$got', expected '${expected#* }'")
+    done
+    grep -q '^geoattr:' "$layout/etc/group" || problems+=("sysusers.d makes no group geoattr")
+else
+    echo "check-units: not root: the offline runtime layout (sysusers.d, tmpfiles.d) is not checked" >&2
+fi
+if [ ${#problems[@]} -gt 0 ]; then
+    printf 'check-units: runtime layout: %s\n' "${problems[@]}" >&2
+    exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+    echo "runtime layout (sysusers.d, tmpfiles.d, offline): /run/geoattrd geoattrd:geoattrd 0755, state file geoattrd:geoattr-state 0660; the units agree"
+else
+    echo "runtime layout: the units agree (RuntimeDirectoryMode=, DirectoryMode= 0755, SocketGroup=geoattr)"
+fi
 max=${MAX_EXPOSURE:-1.0}
 for unit in geoattrd.service geoattrd-gpsd.service; do
     report=$(systemd-analyze security --offline=yes "systemd/$unit" 2>&1)

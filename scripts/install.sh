@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs geoattrd: binaries, systemd units, sysusers.d and tmpfiles.d entries, the default
 # configuration (never overwriting a local edit: a differing one is left alone and the new
-# default goes beside it as geoattrd.yaml.dist) and the world index if one was built.
+# default goes beside it as geoattrd.yaml.dist) and the world index if one was built. Installed
+# into the running system (no DESTDIR, as root), it also creates the user and groups and lays out
+# /run/geoattrd as the package's postinst does, repairing an older version's layout.
 #   DESTDIR  staging root (packaging), default empty
 #   PREFIX   default /usr
 #   BINDIR   where the built binaries are, default .build/release
@@ -34,4 +36,25 @@ if [ -f cache/geodata/world.gidx ]; then
     install -m 0644 cache/geodata/world.gidx "$DESTDIR$PREFIX/share/geoattrd/world.gidx"
 else
     echo "install: no world index built (scripts/fetch-geodata.sh && scripts/build-world-index.sh): geoattrd will serve coordinates only" >&2
+fi
+
+# Into the running system: the user and groups, then the runtime layout, as the package's postinst
+# does: /run/geoattrd first (geoattrd:geoattrd 0755: nothing can be planted there any more), then
+# whatever is at the state file's path and is not a regular file (a symbolic link, FIFO, socket,
+# device or directory) is removed, never followed, then the state file is created or its owner,
+# group and mode fixed (geoattrd:geoattr-state 0660).
+if [ -z "$DESTDIR" ] && [ "$(id -u)" -eq 0 ] && command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null; then
+    if getent passwd geoattrd >/dev/null && ! getent group geoattr-state >/dev/null; then
+        echo "install: /run/geoattrd/state is now writable by group geoattr-state only (and /run/geoattrd by geoattrd alone): add device supervisors to it (usermod -aG geoattr-state USER); they write the file in place" >&2
+    fi
+    systemd-sysusers "$PREFIX/lib/sysusers.d/geoattrd.conf"
+    systemd-tmpfiles --create --exclude-prefix=/run/geoattrd/state "$PREFIX/lib/tmpfiles.d/geoattrd.conf"
+    state=/run/geoattrd/state
+    if [ -L "$state" ] || { [ -e "$state" ] && ! [ -f "$state" ]; }; then
+        echo "install: removing $state: not a regular file" >&2
+        rm -rf "$state"
+    fi
+    systemd-tmpfiles --create "$PREFIX/lib/tmpfiles.d/geoattrd.conf"
+elif [ -z "$DESTDIR" ]; then
+    echo "install: run systemd-sysusers and systemd-tmpfiles --create geoattrd.conf as root before starting geoattrd.socket" >&2
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Debian package: release binaries with the Swift standard library linked in (the
 # device needs no Swift toolchain), stripped, installed by scripts/install.sh into a staging root,
-# with maintainer scripts that create the user and group, enable the socket, and purge cleanly.
+# with maintainer scripts that create the user and groups, lay out /run/geoattrd (and repair the
+# layout of an older version on upgrade), enable the socket, and purge cleanly.
 #   scripts/make-deb.sh [OUTDIR]   -> OUTDIR/geoattrd_VERSION_amd64.deb (default: dist/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +42,25 @@ cat >"$root/DEBIAN/postinst" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ "$1" = "configure" ]; then
+    # An upgrade from the layout where clients (group geoattr) could write /run/geoattrd: the
+    # group geoattr-state is new, and supervisors must be added to it.
+    if getent passwd geoattrd >/dev/null && ! getent group geoattr-state >/dev/null; then
+        echo "geoattrd: /run/geoattrd/state is now writable by group geoattr-state only (and /run/geoattrd by geoattrd alone):" >&2
+        echo "geoattrd: add device supervisors to it (usermod -aG geoattr-state USER); they write the file in place" >&2
+    fi
     systemd-sysusers geoattrd.conf >/dev/null 2>&1 || systemd-sysusers >/dev/null 2>&1 || true
-    systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 || true
+    # The runtime layout (tmpfiles.d/geoattrd.conf): first /run/geoattrd itself, geoattrd:geoattrd
+    # 0755, so that no client can plant anything there any more; then whatever a client left at
+    # the state file's path that is not a regular file (a symbolic link, FIFO, socket, device or
+    # directory) is removed, never followed; then the state file is created, or its owner, group
+    # and mode fixed (geoattrd:geoattr-state 0660), its content kept.
+    systemd-tmpfiles --create --exclude-prefix=/run/geoattrd/state geoattrd.conf >/dev/null 2>&1 || true
+    state=/run/geoattrd/state
+    if [ -L "$state" ] || { [ -e "$state" ] && ! [ -f "$state" ]; }; then
+        rm -rf "$state" || true
+    fi
+    systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 ||
+        echo "geoattrd: systemd-tmpfiles --create geoattrd.conf failed: run it again to see why" >&2
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload >/dev/null 2>&1 || true
     fi
@@ -77,6 +95,7 @@ if [ "$1" = "purge" ]; then
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi
+    if getent group geoattr-state >/dev/null; then groupdel geoattr-state >/dev/null 2>&1 || true; fi
 fi
 exit 0
 SCRIPT

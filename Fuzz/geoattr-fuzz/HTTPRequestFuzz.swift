@@ -86,9 +86,8 @@ struct HTTPRequestFuzz: FuzzHarness {
         let readSize = Int(mode >> 3)
 
         let channel = EmbeddedChannel()
-        do {
-            try ConnectionSetup.configure(channel, context: context)
-        } catch {
+        // Completes at once on the embedded loop.
+        ConnectionSetup.configure(channel, context: context).whenFailure { error in
             fatalError("http harness: setting up the connection: \(error)")
         }
         channel.connect(to: Self.peerAddress, promise: nil)
@@ -133,9 +132,21 @@ extension EmbeddedChannel: @retroactive SocketOptionProvider {
 
     public func unsafeGetSocketOption<Value: Sendable>(level: SocketOptionLevel, name: SocketOptionName) -> EventLoopFuture<Value> {
         let ucredSize = 12
-        guard level == SocketOptionLevel(SOL_SOCKET), name == SocketOptionName(SO_PEERCRED),
-            MemoryLayout<Value>.size == ucredSize, let client = PeerCredentialsOption.current.withLock({ $0 })
-        else { return eventLoop.makeFailedFuture(ChannelError.operationUnsupported) }
+        guard level == SocketOptionLevel(SOL_SOCKET), let client = PeerCredentialsOption.current.withLock({ $0 }) else {
+            return eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+        }
+        // SO_PEERGROUPS: the client's gid as its one supplementary group, the rest of the
+        // buffer zero, as the kernel leaves it.
+        if name == SocketOptionName(59), MemoryLayout<Value>.size >= 4 {
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Value>.size, alignment: MemoryLayout<Value>.alignment)
+            defer { memory.deallocate() }
+            memory.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Value>.size)
+            memory.storeBytes(of: client.gid, toByteOffset: 0, as: UInt32.self)
+            return eventLoop.makeSucceededFuture(memory.load(as: Value.self))
+        }
+        guard name == SocketOptionName(SO_PEERCRED), MemoryLayout<Value>.size == ucredSize else {
+            return eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+        }
         let memory = UnsafeMutableRawPointer.allocate(byteCount: ucredSize, alignment: MemoryLayout<Value>.alignment)
         defer { memory.deallocate() }
         memory.storeBytes(of: Int32(4242), toByteOffset: 0, as: Int32.self)

@@ -60,7 +60,7 @@ public struct CacheFile: CacheStore {
         } catch {
             switch error {
             case .tooLarge: throw setAside(reason: "larger than \(Self.maximumSize) bytes")
-            case .system(let reason): throw .unreadable(path: path, reason: reason)
+            case .notRegular, .system: throw .unreadable(path: path, reason: error.description)
             }
         }
         let envelope: Envelope
@@ -76,6 +76,12 @@ public struct CacheFile: CacheStore {
         guard PositionValidity.isPlausible(latitude: fix.latitude, longitude: fix.longitude) else {
             throw setAside(reason: "position \(fix.latitude), \(fix.longitude) is not on Earth")
         }
+        // Generations are wall-clock milliseconds at least, and each result's is one more than the
+        // last: one far in the future would pin every later generation (and ETag) to it.
+        let latestPlausible = UTCTimestamp.now().generationMilliseconds(plusSeconds: 86_400)
+        guard envelope.result.generation <= latestPlausible else {
+            throw setAside(reason: "generation \(envelope.result.generation) is beyond the clock plus a day")
+        }
         return envelope.result
     }
 
@@ -89,17 +95,17 @@ public struct CacheFile: CacheStore {
             throw .unwritable(path: path, reason: "encoding failed: \(error)")
         }
         do {
-            try FileBytes.writeAtomically(Array(data), to: path, directory: directory)
+            try FileBytes.writeAtomically(Array(data), to: path)
         } catch {
             throw .unwritable(path: path, reason: error.reason)
         }
     }
 
-    /// Removes the temporary files of writes a crash interrupted (`cache.json.tmp-PID` of PIDs
+    /// Removes the temporary files of writes a crash interrupted (`cache.json.tmp-PID...` of PIDs
     /// that no longer run), which would otherwise pile up, one per crash. Call at start, before
     /// the first write. Returns the paths removed.
     public func removeStaleTemporaryFiles() -> [String] {
-        FileBytes.removeStaleTemporaries(of: path, directory: directory)
+        FileBytes.removeStaleTemporaries(of: path)
     }
 
     private func setAside(reason: String) -> CacheFileError {
@@ -117,5 +123,17 @@ public struct CacheFile: CacheStore {
             "bad value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
         default: "\(error)"
         }
+    }
+}
+
+extension UTCTimestamp {
+    /// Milliseconds since the epoch (plus `extra` seconds), saturating: 0 before the epoch,
+    /// `UInt64.max` past the range, for generations, which are at least the wall clock.
+    func generationMilliseconds(plusSeconds extra: Int64 = 0) -> UInt64 {
+        let seconds = UInt64(clamping: seconds.addingReportingOverflow(extra).partialValue)
+        let millis = seconds.multipliedReportingOverflow(by: 1000)
+        guard !millis.overflow else { return .max }
+        let total = millis.partialValue.addingReportingOverflow(UInt64(clamping: nanoseconds / 1_000_000))
+        return total.overflow ? .max : total.partialValue
     }
 }

@@ -2,11 +2,23 @@
 import Glibc
 #endif
 
-/// Whole-file reads and crash-safe replacement with plain system calls.
+/// Whole-file reads and crash-safe replacement with plain system calls, safe in directories
+/// that someone else can write to: no path is followed through a symbolic link, nothing but a
+/// regular file is read, and nothing is created under a name that can be guessed.
 package enum FileBytes {
-    package enum ReadError: Error {
+    package enum ReadError: Error, CustomStringConvertible {
         case tooLarge
+        /// A symbolic link, FIFO, socket or device where a regular file belongs.
+        case notRegular(kind: String)
         case system(String)
+
+        package var description: String {
+            switch self {
+            case .tooLarge: "too large"
+            case .notRegular(let kind): "refused: \(kind), not a regular file"
+            case .system(let reason): reason
+            }
+        }
     }
 
     package struct WriteError: Error {
@@ -14,13 +26,23 @@ package enum FileBytes {
     }
 
     /// The file's bytes, `nil` if it does not exist.
+    ///
+    /// Opened with `O_NOFOLLOW | O_NONBLOCK` and checked with `fstat` before a byte is read: a
+    /// symbolic link is refused rather than followed, and a FIFO planted at the path cannot
+    /// block the caller in `open` or `read`.
     package static func read(_ path: String, limit: Int) throws(ReadError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw .system(errorText())
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP: throw .notRegular(kind: "a symbolic link")
+            default: throw .system(errorText())
+            }
         }
         defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .system(errorText()) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegular(kind: kind(of: status.st_mode)) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -35,69 +57,121 @@ package enum FileBytes {
         }
     }
 
-    /// Replaces `path` so that a crash at any point leaves the old or the new complete file:
-    /// a temporary file beside it, fsync, rename, fsync of the directory.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String, directory: String, mode: UInt32 = 0o600) throws(WriteError) {
-        let temporary = "\(path).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(mode))
-        guard fd >= 0 else { throw WriteError(reason: "creating \(temporary): \(errorText())") }
-        // The mode asked for, whatever the umask (the unit sets UMask=0077; output files for other
-        // readers ask for 0644 explicitly).
-        _ = fchmod(fd, mode_t(mode))
+    /// What a file type is called in a message an operator reads.
+    package static func kind(of mode: UInt32) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFLNK: "a symbolic link"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR, S_IFBLK: "a device"
+        default: "a special file"
+        }
+    }
+
+    /// Replaces `path` so that a crash at any point leaves the old or the new complete file: a
+    /// new file beside it, fsync, rename over the old one, fsync of the directory.
+    ///
+    /// Everything happens relative to the directory, opened once with `O_NOFOLLOW`: the new file
+    /// is created with `O_EXCL | O_NOFOLLOW` under a name no one can predict, so a link planted
+    /// beside the target is never written through, and `renameat` replaces whatever stands at
+    /// the final name (a planted link included) without following it.
+    /// - Parameters:
+    ///   - mode: the file's mode, whatever the umask.
+    ///   - group: the file's group (the caller must be a member), or `nil` for the default.
+    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt32 = 0o600, group: UInt32? = nil) throws(WriteError) {
+        let (directory, name) = split(path)
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw WriteError(reason: "opening the directory \(directory): \(errorText())") }
+        defer { close(directoryFD) }
+        var temporary = ""
+        var fd: Int32 = -1
+        // A name taken by chance (or by someone guessing) is passed over, not opened.
+        for _ in 0..<8 where fd < 0 {
+            temporary = temporaryName(for: name)
+            fd = openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
+            if fd < 0, errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw WriteError(reason: "creating a temporary file in \(directory): \(errorText())") }
+        func fail(_ step: String, closing: Bool = true) -> WriteError {
+            let reason = errorText()
+            if closing { close(fd) }
+            unlinkat(directoryFD, temporary, 0)
+            return WriteError(reason: "\(step) \(directory)/\(temporary): \(reason)")
+        }
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("setting the mode of") }
+        if let group, fchown(fd, uid_t.max, gid_t(group)) != 0 {
+            throw fail("setting group \(group) on")
+        }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
             if written < 0 {
                 if errno == EINTR { continue }
-                let reason = errorText()
-                close(fd)
-                unlink(temporary)
-                throw WriteError(reason: "writing \(temporary): \(reason)")
+                throw fail("writing")
             }
             offset += written
         }
-        if fsync(fd) != 0 {
+        guard fsync(fd) == 0 else { throw fail("fsync of") }
+        guard close(fd) == 0 else { throw fail("closing", closing: false) }
+        guard renameat(directoryFD, temporary, directoryFD, name) == 0 else {
             let reason = errorText()
-            close(fd)
-            unlink(temporary)
-            throw WriteError(reason: "fsync of \(temporary): \(reason)")
-        }
-        if close(fd) != 0 {
-            let reason = errorText()
-            unlink(temporary)
-            throw WriteError(reason: "closing \(temporary): \(reason)")
-        }
-        if rename(temporary, path) != 0 {
-            let reason = errorText()
-            unlink(temporary)
+            unlinkat(directoryFD, temporary, 0)
             throw WriteError(reason: "renaming into place: \(reason)")
         }
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD >= 0 {
-            _ = fsync(directoryFD)
-            close(directoryFD)
+        _ = fsync(directoryFD)
+    }
+
+    /// `NAME.tmp-PID-RANDOM`: the PID lets a later start tell a dead writer's file from a live one.
+    static func temporaryName(for name: String) -> String {
+        "\(name).tmp-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+    }
+
+    /// Removes the temporary files that writes of `path` left behind when the process writing
+    /// them died mid-write (kill -9, power cut): `NAME.tmp-PID` or `NAME.tmp-PID-RANDOM` of PIDs
+    /// that no longer run. Each crash would otherwise leave one behind for good. Entries are
+    /// removed, never followed. Returns the paths removed.
+    package static func removeStaleTemporaries(of path: String) -> [String] {
+        let (directory, name) = split(path)
+        return removeStale(in: directory, prefix: name + ".tmp-") { directoryFD, entry in
+            unlinkat(directoryFD, entry, 0) == 0
         }
     }
 
-    /// Removes the temporary files `writeAtomically` left beside `path` (`path.tmp-PID`) when the
-    /// process writing them died mid-write (kill -9, power cut): those of PIDs that no longer run.
-    /// Each crash would otherwise leave one behind for good. Returns the paths removed.
-    package static func removeStaleTemporaries(of path: String, directory: String) -> [String] {
-        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + ".tmp-"
-        guard let stream = opendir(directory) else { return [] }
+    /// Calls `remove` for each entry of `directory` named `PREFIX` + a PID (+ `-SUFFIX`) whose
+    /// process no longer runs; returns the paths it removed.
+    package static func removeStale(
+        in directory: String, prefix: String, remove: (_ directoryFD: Int32, _ entry: String) -> Bool
+    ) -> [String] {
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directoryFD >= 0 else { return [] }
+        // The stream owns the descriptor from here on.
+        guard let stream = fdopendir(directoryFD) else {
+            close(directoryFD)
+            return []
+        }
         defer { closedir(stream) }
         var removed: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix(prefix), let pid = pid_t(name.dropFirst(prefix.count)), pid > 0, pid != getpid() else { continue }
+            guard entryName.hasPrefix(prefix) else { continue }
+            let pidText = entryName.dropFirst(prefix.count).prefix { $0 != "-" }
+            guard let pid = pid_t(pidText), pid > 0, pid != getpid() else { continue }
             // Alive (EPERM: alive, another user's): its write may be in progress.
             if kill(pid, 0) == 0 || errno == EPERM { continue }
-            let stale = "\(directory)/\(name)"
-            if unlink(stale) == 0 { removed.append(stale) }
+            if remove(dirfd(stream), entryName) { removed.append("\(directory)/\(entryName)") }
         }
         return removed
+    }
+
+    /// The directory (`.` for a bare name) and the last component.
+    package static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
     }
 
     package static func errorText(_ code: Int32 = errno) -> String {

@@ -304,10 +304,13 @@ public actor Scheduler: Service {
             generation: nextGeneration()
         )
         store.publish(ServedResult(result: result, obtainedAt: .now))
+        // The journal is readable by more people than the socket's exact level: coordinates only
+        // at debug.
+        logger.debug("fix position", metadata: ["lat": "\(fix.latitude)", "lon": "\(fix.longitude)", "generation": "\(result.generation)"])
         logger.info(
             "fix accepted",
             metadata: [
-                "lat": "\(fix.latitude)", "lon": "\(fix.longitude)", "mode": "\(fix.mode.rawValue)",
+                "mode": "\(fix.mode.rawValue)",
                 "error_m": "\(fix.horizontalErrorMeters.map { "\($0)" } ?? "unknown")",
                 "time_to_fix_ms": "\(Int(fix.timeToFixMilliseconds ?? 0))", "source": "\(result.source.rawValue)",
                 "place": "\(decision.rawValue)", "generation": "\(result.generation)",
@@ -328,9 +331,10 @@ public actor Scheduler: Service {
     /// Grows with every change and stays unique across restarts, even without a cache: it is
     /// at least the wall clock in milliseconds.
     private func nextGeneration() -> UInt64 {
-        let now = UTCTimestamp.now()
-        let millis = now.seconds > 0 ? UInt64(now.seconds) * 1000 + UInt64(now.nanoseconds / 1_000_000) : 0
-        lastGeneration = max(lastGeneration + 1, millis)
+        // Saturating: a restored generation is checked against the clock, but neither it nor the
+        // clock may ever make this trap.
+        let next = lastGeneration.addingReportingOverflow(1)
+        lastGeneration = max(next.overflow ? .max : next.partialValue, UTCTimestamp.now().generationMilliseconds())
         return lastGeneration
     }
 
@@ -442,9 +446,9 @@ public actor Scheduler: Service {
             "serving the cached result",
             metadata: [
                 "age_s": "\(age.components.seconds)", "stale": "\(age >= configuration.ttl)",
-                "lat": "\(result.fix.latitude)", "lon": "\(result.fix.longitude)",
                 "generation": "\(result.generation)",
             ])
+        logger.debug("cached position", metadata: ["lat": "\(result.fix.latitude)", "lon": "\(result.fix.longitude)"])
         return ServedResult(result: result, obtainedAt: .now - age)
     }
 }

@@ -11,8 +11,9 @@ import Glibc
 ///
 /// The watch is on the file's directory, not the file, so it survives atomic replacement by
 /// rename, deletion and re-creation. Content is `foreground` or `background` (surrounding
-/// whitespace ignored); anything else is logged and ignored; an absent file means the
-/// configured default. Each burst of events is drained before the file is read once, and only
+/// whitespace ignored); anything else is logged and ignored; an absent or empty file means the
+/// configured default. A symbolic link, FIFO or device at the path is refused, never opened
+/// for reading. Each burst of events is drained before the file is read once, and only
 /// a change is reported, so a supervisor flapping the file cannot flood the scheduler.
 public struct StateFileWatcher: Service {
     public let path: String
@@ -34,8 +35,9 @@ public struct StateFileWatcher: Service {
         self.onWatching = onWatching
     }
 
-    /// What the file says now: its state, the default when absent, `nil` when its content is
-    /// invalid (the caller keeps what it had). Logs why.
+    /// What the file says now: its state, the default when absent or empty, `nil` when its
+    /// content is invalid or it is not a regular file (the caller keeps what it had). Logs why,
+    /// never the content: whoever can write the file could otherwise write into the journal.
     public static func read(path: String, defaultState: PowerState, logger: Logger) -> PowerState? {
         let bytes: [UInt8]
         do throws(FileBytes.ReadError) {
@@ -45,16 +47,18 @@ public struct StateFileWatcher: Service {
             switch error {
             case .tooLarge:
                 logger.warning("state file ignored: larger than 4 KiB", metadata: ["path": "\(path)"])
+            case .notRegular(let kind):
+                logger.warning("state file refused: \(kind), not a regular file; the state is left as it was", metadata: ["path": "\(path)"])
             case .system(let reason):
                 logger.warning("state file unreadable: \(reason)", metadata: ["path": "\(path)"])
             }
             return nil
         }
         let text = String(decoding: bytes, as: UTF8.self)
+        // Empty says nothing (tmpfiles creates the file empty): the configured default.
+        if text.trimmingWhitespace().isEmpty { return defaultState }
         guard let state = PowerState(stateFileContent: text) else {
-            logger.warning(
-                "state file ignored: expected 'foreground' or 'background'",
-                metadata: ["path": "\(path)", "content": "\(text.prefix(40).debugDescription)"])
+            logger.warning("state file ignored: expected 'foreground' or 'background'", metadata: ["path": "\(path)", "bytes": "\(bytes.count)"])
             return nil
         }
         return state

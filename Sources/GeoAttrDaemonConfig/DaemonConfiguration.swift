@@ -6,7 +6,6 @@ package import GeoAttrModel
 package import GeoAttrServer
 package import Logging
 import Synchronization
-import SystemPackage
 
 /// Everything the daemon reads from its configuration, validated.
 ///
@@ -14,6 +13,11 @@ import SystemPackage
 /// (`fix.max_error_m` is `GEOATTRD_FIX_MAX_ERROR_M`), then the YAML file, then the defaults
 /// documented in config/geoattrd.yaml.
 package struct DaemonConfiguration: Sendable, Equatable {
+    package struct OutputGroup: Sendable, Equatable {
+        package var name: String
+        package var gid: UInt32
+    }
+
     package struct StaticLocation: Sendable, Equatable {
         package var latitude: Double
         package var longitude: Double
@@ -36,6 +40,10 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var envOutput: String?
     package var prometheusOutput: String?
     package var outputGrant = Grant(level: .exact)
+    /// The output files' group (`outputs.group`): its name as written and its gid; `nil`: the
+    /// daemon's primary group.
+    package var outputGroup: OutputGroup?
+    package var outputMode: UInt32 = 0o644
     package var accessDefault = PrecisionLevel.exact
     package var accessRules: [AccessPolicy.Rule] = []
     package var accessMutators: [AccessPolicy.Subject] = []
@@ -73,8 +81,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
             ("socket.mode", "0" + String(socketMode, radix: 8)),
             ("api.head_timeout_s", seconds(limits.headTimeout)), ("api.idle_timeout_s", seconds(limits.idleTimeout)),
             ("api.heartbeat_s", seconds(limits.heartbeatInterval)), ("api.max_connections", "\(limits.maximumConnections)"),
+            ("api.max_connections_per_uid", "\(limits.maximumConnectionsPerUID)"),
             ("outputs.env_file", envOutput ?? ""), ("outputs.prometheus_file", prometheusOutput ?? ""),
             ("outputs.level", outputGrant.level.rawValue),
+            ("outputs.decimals", outputGrant.coordinateDecimals.map { "\($0)" } ?? ""),
+            ("outputs.group", outputGroup.map { "\($0.name) (gid \($0.gid))" } ?? ""),
+            ("outputs.mode", "0" + String(outputMode, radix: 8)),
             ("access.default_level", accessDefault.rawValue),
             ("access.rules", "[" + accessRules.map { rule in
                 "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
@@ -83,6 +95,13 @@ package struct DaemonConfiguration: Sendable, Equatable {
             ("log.level", logLevel.rawValue),
         ]
         return settings
+    }
+
+    /// The keys whose effective value differs from `old`'s, among those applied as `applied`.
+    package func changedKeys(from old: DaemonConfiguration, applied: ConfigurationKey.Applied) -> [String] {
+        let before = Dictionary(old.effectiveSettings.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let after = Dictionary(effectiveSettings.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        return ConfigurationKeys.all.filter { $0.applied == applied && before[$0.name] != after[$0.name] }.map(\.name)
     }
 
     /// The default configuration file, read when present.
@@ -119,24 +138,18 @@ package struct ConfigurationLoader: Sendable {
     }
 
     package func load() async throws -> DaemonConfiguration {
-        let fileProvider: any ConfigProvider
-        if Self.hasNoSettings(filePath) {
-            // An empty file, or one with only comments, is an empty configuration (YAML calls it
-            // a null document, not a mapping).
-            fileProvider = InMemoryProvider(name: filePath, values: [:])
-        } else {
-            do {
-                fileProvider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(filePath), allowMissing: !explicit)
-            } catch {
-                throw ConfigurationError(key: "file \(filePath)", problem: "\(error)")
-            }
-        }
+        let fileProvider = try ConfigurationFile.provider(path: filePath, explicit: explicit)
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in flags {
             values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: false)
         }
         var prefixed: [String: String] = [:]
+        let known = Set(ConfigurationKeys.all.map(\.environmentVariable))
         for (name, value) in environment where name.hasPrefix(DaemonConfiguration.environmentPrefix) {
+            if ConfigurationKeys.otherVariables.contains(name) { continue }
+            guard known.contains(name) else {
+                throw ConfigurationKeys.unknown(Self.keyName(ofVariable: name), as: name)
+            }
             prefixed[String(name.dropFirst(DaemonConfiguration.environmentPrefix.count))] = value
         }
         let reporter = FailureRecorder()
@@ -155,20 +168,12 @@ package struct ConfigurationLoader: Sendable {
         return configuration
     }
 
-    /// Whether the file exists and holds nothing but comments and blank lines.
-    static func hasNoSettings(_ path: String) -> Bool {
-        // Not FileManager.contents: Foundation leaks 4 KB on every read of an empty file (found
-        // by LeakSanitizer), and this runs at start and on every SIGHUP.
-        guard let bytes = try? FileBytes.read(path, limit: 1 << 20) else { return false }
-        // Line by line up to the first setting: a real file has one within a few lines.
-        var rest = Substring(String(decoding: bytes, as: UTF8.self))
-        while !rest.isEmpty {
-            let end = rest.firstIndex(where: \.isNewline) ?? rest.endIndex
-            let trimmed = rest[..<end].trimmingWhitespace()
-            guard trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---" else { return false }
-            rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
-        }
-        return true
+    /// `GEOATTRD_ACCESS_DEFAULT_LEVL` → `access.default_levl`, for the suggestion only.
+    static func keyName(ofVariable name: String) -> String {
+        let rest = name.dropFirst(DaemonConfiguration.environmentPrefix.count).lowercased()
+        // The section is the first word; the rest keeps its underscores, as the keys do.
+        guard let underscore = rest.firstIndex(of: "_") else { return rest }
+        return rest[..<underscore] + "." + rest[rest.index(after: underscore)...]
     }
 
     private func read(_ config: ConfigReader) throws -> DaemonConfiguration {
@@ -272,6 +277,11 @@ package struct ConfigurationLoader: Sendable {
             throw ConfigurationError(key: "api.max_connections", problem: "expected 1 to 100000; got \(maximumConnections)")
         }
         limits.maximumConnections = maximumConnections
+        let perUID = config.int(forKey: "api.max_connections_per_uid", default: limits.maximumConnectionsPerUID)
+        guard (1...100_000).contains(perUID) else {
+            throw ConfigurationError(key: "api.max_connections_per_uid", problem: "expected 1 to 100000; got \(perUID)")
+        }
+        limits.maximumConnectionsPerUID = perUID
         result.limits = limits
         if let path = config.string(forKey: "outputs.env_file"), !path.isEmpty {
             result.envOutput = try self.path(config, "outputs.env_file", default: path)
@@ -287,7 +297,23 @@ package struct ConfigurationLoader: Sendable {
         if let outputDecimals, !(0...9).contains(outputDecimals) {
             throw ConfigurationError(key: "outputs.decimals", problem: "expected 0 to 9; got \(outputDecimals)")
         }
+        if outputDecimals != nil, !Grant.levelsWithDecimals.contains(outputPrecision) {
+            throw ConfigurationError(
+                key: "outputs.decimals",
+                problem: "rounded coordinates apply only with outputs.level postal, locality or region; with \(outputPrecision.rawValue) remove outputs.decimals")
+        }
         result.outputGrant = Grant(level: outputPrecision, coordinateDecimals: outputDecimals)
+        if let group = config.string(forKey: "outputs.group"), !group.isEmpty {
+            guard let gid = AccountNames.gid(named: group) else {
+                throw ConfigurationError(key: "outputs.group", problem: "no such group: '\(group)' (a group name or number)")
+            }
+            result.outputGroup = DaemonConfiguration.OutputGroup(name: group, gid: gid)
+        }
+        let outputModeText = config.string(forKey: "outputs.mode", default: "0644")
+        guard let outputMode = UInt32(outputModeText, radix: 8), outputMode <= 0o777 else {
+            throw ConfigurationError(key: "outputs.mode", problem: "expected an octal file mode like 0640; got '\(outputModeText)'")
+        }
+        result.outputMode = outputMode
         let defaultLevel = config.string(forKey: "access.default_level", default: defaults.accessDefault.rawValue)
         guard let accessDefault = PrecisionLevel(rawValue: defaultLevel) else {
             throw ConfigurationError(key: "access.default_level", problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")

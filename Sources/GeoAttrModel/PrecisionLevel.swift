@@ -30,6 +30,9 @@ public struct Grant: Sendable, Hashable {
     /// May force refreshes and change the state.
     public var mayMutate: Bool
 
+    /// The levels at which rounded coordinates can be shown: between exact and country.
+    public static let levelsWithDecimals: Set<PrecisionLevel> = [.postal, .locality, .region]
+
     public init(level: PrecisionLevel, coordinateDecimals: Int? = nil, mayMutate: Bool = false) {
         self.level = level
         self.coordinateDecimals = coordinateDecimals

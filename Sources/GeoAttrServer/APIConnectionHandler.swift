@@ -15,13 +15,26 @@ import Glibc
 /// header limit, and the API handler. (`package`: the HTTP fuzz harness sets up its connections
 /// with it too.)
 package enum ConnectionSetup {
-    package static func configure(_ channel: any Channel, context: ServerContext) throws {
+    package static func configure(_ channel: any Channel, context: ServerContext) -> EventLoopFuture<Void> {
+        // The peer's identity first (at once on an accepted socket): admission counts per uid.
+        PeerIdentity.read(channel).flatMapThrowing { peer in
+            try configure(channel, peer: peer, context: context)
+        }
+    }
+
+    static func configure(_ channel: any Channel, peer: PeerIdentity, context: ServerContext) throws {
         let sync = channel.pipeline.syncOperations
-        guard context.connections.admit(channel, limit: context.limits.maximumConnections) else {
-            // Over the limit (or shutting down): a clean 503 once the connection is active, then
+        // Root and the daemon's own uid are not counted per uid: an operator must be able to
+        // get in (geoattrctl doctor) when a client holds all its slots, and neither is a client
+        // whose mistakes the limit contains. api.max_connections still bounds them.
+        let exempt = peer.uid == 0 || peer.uid == context.policy.withLock { $0.daemonUID }
+        if let refusal = context.connections.admit(
+            channel, uid: exempt ? nil : peer.uid, limit: context.limits.maximumConnections,
+            perUIDLimit: context.limits.maximumConnectionsPerUID)
+        {
+            // Over a limit (or shutting down): a clean 503 once the connection is active, then
             // close; the other clients keep going.
-            let shuttingDown = context.connections.isShuttingDown
-            try sync.addHandler(RejectingHandler(shuttingDown: shuttingDown))
+            try sync.addHandler(RejectingHandler(refusal: refusal))
             context.metrics.request(endpoint: "connect", status: 503)
             return
         }
@@ -41,7 +54,7 @@ package enum ConnectionSetup {
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
-        try sync.addHandler(APIConnectionHandler(context: context))
+        try sync.addHandler(APIConnectionHandler(context: context, peer: peer))
     }
 }
 
@@ -49,17 +62,25 @@ package enum ConnectionSetup {
 final class RejectingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    private let shuttingDown: Bool
+    private let refusal: ConnectionRegistry.Refusal
 
-    init(shuttingDown: Bool) {
-        self.shuttingDown = shuttingDown
+    init(refusal: ConnectionRegistry.Refusal) {
+        self.refusal = refusal
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let body = AttributeRenderer.encode(
-            APIErrorBody(
-                error: shuttingDown ? .shuttingDown : .tooManyConnections,
-                message: shuttingDown ? "geoattrd is shutting down" : "too many connections; retry shortly"))
+        let error: APIErrorBody
+        switch refusal {
+        case .shuttingDown:
+            error = APIErrorBody(error: .shuttingDown, message: "geoattrd is shutting down")
+        case .tooManyConnections:
+            error = APIErrorBody(error: .tooManyConnections, message: "too many connections; retry shortly")
+        case .tooManyForUID(let uid):
+            error = APIErrorBody(
+                error: .tooManyConnections,
+                message: "uid \(uid) holds too many connections (api.max_connections_per_uid); close some and retry")
+        }
+        let body = AttributeRenderer.encode(error)
         var buffer = context.channel.allocator.buffer(capacity: 160 + body.count)
         buffer.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n")
         buffer.writeString("content-length: \(body.count)\r\n\r\n")
@@ -77,13 +98,20 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPServerResponsePart
 
     private let context: ServerContext
-    private var grant = Grant(level: .none)
-    private var peer = (uid: UInt32.max, gid: UInt32.max)
+    private let peer: PeerIdentity
+    private var grant: Grant
+    /// The policy version `grant` was judged under.
+    private var grantVersion: UInt64
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var bodyTooLarge = false
     private var busy = false
     private var closeAfterResponse = false
+    /// A refresh that waits for its answer (shutdown answers it at once).
+    private var refreshPending = false
+    /// Whether anything was decoded since the last read completed: bytes that decoded to
+    /// nothing are the start of a request, which must complete within the head timeout.
+    private var decodedThisRead = false
     private var watch: WatchStream?
     /// One timer per connection, re-armed lazily: requests only move `deadline`, which is far
     /// cheaper than scheduling and cancelling a task per request.
@@ -96,14 +124,34 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     /// The request counter used last: a poller hits the same endpoint and status every time.
     private var lastCounter: (endpoint: String, status: Int, counter: CoreMetrics.Counter)?
 
-    init(context: ServerContext) {
+    init(context: ServerContext, peer: PeerIdentity) {
         self.context = context
+        self.peer = peer
+        (grant, grantVersion) = context.grant(for: peer)
     }
 
     func handlerAdded(context channelContext: ChannelHandlerContext) {
-        readPeerCredentials(channelContext)
         // A new connection must send its first request head in time, like any later one.
         armHeadTimer(channelContext)
+    }
+
+    /// Judges the client again under the current policy. A change ends what was granted under
+    /// the old one: the connection closes after the answer in flight (or at once when idle), a
+    /// watch ends. Returns whether the grant changed.
+    @discardableResult
+    private func judgeAgain(_ channelContext: ChannelHandlerContext, idleCloses: Bool) -> Bool {
+        guard self.context.policyVersion.load(ordering: .sequentiallyConsistent) != grantVersion else { return false }
+        let (newGrant, version) = self.context.grant(for: peer)
+        grantVersion = version
+        guard newGrant != grant else { return false }
+        grant = newGrant
+        closeAfterResponse = true
+        if let watch {
+            watch.finish()
+        } else if idleCloses, !busy, head == nil {
+            channelContext.close(promise: nil)
+        }
+        return true
     }
 
     func channelInactive(context channelContext: ChannelHandlerContext) {
@@ -111,25 +159,16 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         timer = nil
         deadline = nil
         watch = nil
+        refreshPending = false
         self.context.connections.remove(channelContext.channel)
         self.context.metrics.connectedClients.record(self.context.connections.count)
         channelContext.fireChannelInactive()
     }
 
-    private func readPeerCredentials(_ channelContext: ChannelHandlerContext) {
-        // SO_PEERCRED on the accepted socket: the client's uid and primary gid.
-        guard let provider = channelContext.channel as? any SocketOptionProvider else { return }
-        let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
-            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        future.assumeIsolated().whenSuccess { credentials in
-            self.peer = (credentials.uid, credentials.gid)
-            self.grant = self.context.policy.withLock { $0.grant(uid: credentials.uid, gid: credentials.gid) }
-        }
-    }
-
     // MARK: Reading
 
     func channelRead(context channelContext: ChannelHandlerContext, data: NIOAny) {
+        decodedThisRead = true
         switch unwrapInboundIn(data) {
         case .head where watch != nil:
             // A watch is the last request on its connection: its response never ends, so what
@@ -160,10 +199,21 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
 
     func channelReadComplete(context channelContext: ChannelHandlerContext) {
         channelContext.flush()
-        // A new request started arriving: it must complete within the head timeout.
-        if head == nil, !busy, watch == nil, deadline == nil || !deadlineIsHead {
+        // Bytes that decoded to nothing yet: a new request started arriving, and must complete
+        // within the head timeout. (A read that carried a whole request leaves the idle timer
+        // its answer armed.)
+        if !decodedThisRead, head == nil, !busy, watch == nil, deadline == nil || !deadlineIsHead {
             armHeadTimer(channelContext)
         }
+        decodedThisRead = false
+    }
+
+    func channelWritabilityChanged(context channelContext: ChannelHandlerContext) {
+        if !channelContext.channel.isWritable, watch == nil, !busy, deadline == nil || !deadlineIsHead {
+            armHeadTimer(channelContext)
+        }
+        watch?.writabilityChanged()
+        channelContext.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context channelContext: ChannelHandlerContext, error: any Error) {
@@ -195,9 +245,17 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             closeAfterResponse = true
             if let watch {
                 watch.finish()
+            } else if refreshPending {
+                // Answered now, cleanly: the fix it waits for will not be awaited.
+                refreshPending = false
+                error(channelContext, .serviceUnavailable, .shuttingDown, "geoattrd is shutting down; retry when it is back", "refresh")
             } else if !busy {
                 channelContext.close(promise: nil)
             }
+            return
+        }
+        if event is AccessPolicyChangedEvent {
+            judgeAgain(channelContext, idleCloses: true)
             return
         }
         channelContext.fireUserInboundEventTriggered(event)
@@ -241,6 +299,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
 
     private func handle(_ requestHead: HTTPRequestHead, _ channelContext: ChannelHandlerContext) {
         busy = true
+        // A reload may have changed what this client may do since its last request.
+        judgeAgain(channelContext, idleCloses: false)
         if !requestHead.isKeepAlive { closeAfterResponse = true }
         let (path, query) = Self.split(requestHead.uri)
         let endpoint = Self.endpointName(path)
@@ -297,7 +357,7 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
             let bytes = self.context.responses.body(for: key) {
                 AttributeRenderer.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state), as: format)
             }
-            let etag = "\"\(served.result.generation)-\(grant.level.rawValue)\""
+            let etag = Self.entityTag(generation: served.result.generation, grant: grant)
             var headers = HTTPHeaders()
             headers.add(name: "content-type", value: format.contentType)
             headers.add(name: "content-length", value: String(bytes.count))
@@ -336,14 +396,20 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         let scheduler = self.context.scheduler
         let origin = "socket uid \(peer.uid)"
         let eventLoop = channelContext.eventLoop
+        let waits = self.context.refreshWaits
         let promise = eventLoop.makePromise(of: RefreshAnswer.self)
+        waits.requestStarted()
+        refreshPending = true
         promise.completeWithTask {
-            await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait, timer: eventLoop)
+            await RefreshAnswer.obtain(scheduler: scheduler, origin: origin, wait: wait, timer: eventLoop, waits: waits)
         }
         let grant = grant
         let ttl = self.context.ttl
         let state = self.context.store
         promise.futureResult.assumeIsolated().whenSuccess { answer in
+            // Already answered (shutdown) or the connection is gone.
+            guard self.refreshPending else { return }
+            self.refreshPending = false
             switch answer.outcome {
             case .refused(let retryAfter):
                 let seconds = max(1, retryAfter.components.seconds + (retryAfter.components.attoseconds > 0 ? 1 : 0))
@@ -365,6 +431,8 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
                 }
             }
         }
+        // After the answer is written: shutdown waits for this before it stops the loops.
+        promise.futureResult.assumeIsolated().whenComplete { _ in waits.requestEnded() }
     }
 
     private func setState(_ channelContext: ChannelHandlerContext) {
@@ -468,7 +536,13 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         } else {
             // The common keep-alive path: no completion callback to allocate per request.
             channelContext.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            armIdleTimer(channelContext)
+            // Idle, unless its answers are backing up: a client that does not take them is
+            // holding the daemon's buffers, and gets the head timeout.
+            if channelContext.channel.isWritable {
+                armIdleTimer(channelContext)
+            } else {
+                armHeadTimer(channelContext)
+            }
         }
     }
 
@@ -486,6 +560,15 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
         return (String(uri[..<mark]), query)
     }
 
+    /// The whole grant is in the tag: a client whose precision changed never gets a 304 for
+    /// what it saw before.
+    static func entityTag(generation: UInt64, grant: Grant) -> String {
+        guard let decimals = grant.coordinateDecimals, Grant.levelsWithDecimals.contains(grant.level) else {
+            return "\"\(generation)-\(grant.level.rawValue)\""
+        }
+        return "\"\(generation)-\(grant.level.rawValue)-d\(decimals)\""
+    }
+
     static func endpointName(_ path: String) -> String {
         switch path {
         case "/v1/attributes": "attributes"
@@ -499,9 +582,3 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 }
 
-/// `struct ucred` (pid, uid, gid), which the Glibc module does not export.
-struct PeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = .max
-    var gid: UInt32 = .max
-}

@@ -1,4 +1,5 @@
 public import GeoAttrCore
+import GeoAttrModel
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -21,6 +22,9 @@ public struct ServerLimits: Sendable, Hashable {
     /// A keep-alive connection with no request for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
     public var maximumConnections = 1024
+    /// Connections one uid may hold at once (root and the daemon's uid are exempt), so that
+    /// one client cannot take every slot of `maximumConnections`.
+    public var maximumConnectionsPerUID = 64
     /// Server-Sent Events heartbeat comment interval on `/v1/watch`.
     public var heartbeatInterval: Duration = .seconds(30)
     /// `POST /v1/refresh?wait=` is capped at this.
@@ -64,9 +68,20 @@ public final class APIServer: Service, Sendable {
     }
 
     /// Applies a reloaded access policy and schedule (for staleness) to new requests.
+    ///
+    /// A changed policy reaches open connections too: each judges its client again, a watch
+    /// whose client's grant changed ends, and a keep-alive connection whose client's grant
+    /// changed closes after the answer in flight, so its client reconnects under the new rules.
     public func update(policy: AccessPolicy, schedule: ScheduleConfiguration) {
-        context.policy.withLock { $0 = policy }
+        let context = context
+        let changed = context.policy.withLock { current in
+            guard current != policy else { return false }
+            current = policy
+            context.policyVersion.add(1, ordering: .sequentiallyConsistent)
+            return true
+        }
         context.setTTL(schedule.ttl)
+        if changed { context.connections.policyChanged() }
     }
 
     /// Binds (or adopts) the socket. Separate from `run()` so the daemon can report readiness
@@ -75,6 +90,9 @@ public final class APIServer: Service, Sendable {
         let descriptor: Int32
         switch listening {
         case .path(let path, let mode):
+            for removed in UnixListener.removeStaleStaging(of: path) {
+                context.logger.notice("removed a socket staging directory left by an interrupted start", metadata: ["path": "\(removed)"])
+            }
             descriptor = try UnixListener.make(path: path, mode: mode)
         case .descriptor(let fd):
             descriptor = fd
@@ -83,9 +101,7 @@ public final class APIServer: Service, Sendable {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try ConnectionSetup.configure(channel, context: context)
-                }
+                ConnectionSetup.configure(channel, context: context)
             }
         let channel = try await bootstrap.withBoundSocket(descriptor).get()
         serverChannel.withLock { $0 = channel }
@@ -104,10 +120,13 @@ public final class APIServer: Service, Sendable {
             context.logger.info("API: closing the socket and ending streams")
             channel.close(promise: nil)
             context.connections.shutDownAll()
+            context.refreshWaits.finishAll()
         }
         // Let open connections finish their current response, bounded by the group's
-        // maximum graceful shutdown duration.
+        // maximum graceful shutdown duration, and refresh requests hand their answers to the
+        // loops before the loops stop.
         await context.connections.waitUntilEmpty(timeout: .seconds(5))
+        await context.refreshWaits.waitUntilNone(timeout: .seconds(2))
         if case .path(let path, _) = listening {
             unlink(path)
         }
@@ -132,7 +151,11 @@ package final class ServerContext: Sendable {
     let limits: ServerLimits
     let registry: PrometheusCollectorRegistry?
     let logger: Logger
+    /// Grows with every change of `policy`: a connection that judged its client under an
+    /// older version judges it again.
+    let policyVersion = Atomic<UInt64>(0)
     let connections = ConnectionRegistry()
+    let refreshWaits = RefreshWaits()
     let metrics = ServerMetrics()
     let responses = ResponseCache()
     /// The schedule's TTL in nanoseconds (all the API needs of the schedule: staleness), read on
@@ -140,6 +163,11 @@ package final class ServerContext: Sendable {
     private let ttlNanoseconds: Atomic<Int64>
 
     var ttl: Duration { .nanoseconds(ttlNanoseconds.load(ordering: .relaxed)) }
+
+    /// The grant of `peer` under the current policy, and the policy's version.
+    func grant(for peer: PeerIdentity) -> (grant: Grant, version: UInt64) {
+        policy.withLock { policy in (peer.grant(under: policy), policyVersion.load(ordering: .sequentiallyConsistent)) }
+    }
 
     func setTTL(_ ttl: Duration) {
         ttlNanoseconds.store(ttl.nanosecondsValue, ordering: .relaxed)

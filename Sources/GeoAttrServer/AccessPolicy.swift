@@ -1,10 +1,12 @@
 public import GeoAttrModel
 
-/// Maps a client's peer credentials (SO_PEERCRED) to what it may see and do.
+/// Maps a client's peer credentials to what it may see and do.
 ///
-/// Rules name a uid or a gid (the peer's primary group: SO_PEERCRED carries no supplementary
-/// groups). The first rule that matches the uid wins, then the first that matches the gid, then
-/// the default. Root and the daemon's own uid always see everything and may mutate.
+/// A client is its uid and its groups: the primary gid (SO_PEERCRED) and the supplementary
+/// groups (SO_PEERGROUPS), as one set, so that `sg` or `newgrp` cannot step out of a gid rule.
+/// The first `uid:` rule in file order that matches wins; otherwise the first `gid:` rule in file
+/// order that matches any of the client's groups; otherwise the default. `access.mutate`
+/// matches the same way. Root and the daemon's own uid always see everything and may mutate.
 public struct AccessPolicy: Sendable, Hashable {
     public enum Subject: Sendable, Hashable, CustomStringConvertible {
         case uid(UInt32)
@@ -31,7 +33,7 @@ public struct AccessPolicy: Sendable, Hashable {
     public struct ParseError: Error, Sendable, CustomStringConvertible {
         public var text: String
         public var description: String {
-            "'\(text)': expected uid:N=LEVEL[/DECIMALS] or gid:N=LEVEL[/DECIMALS], LEVEL one of exact, postal, locality, region, country, none"
+            "'\(text)': expected uid:N=LEVEL[/DECIMALS] or gid:N=LEVEL[/DECIMALS], LEVEL one of exact, postal, locality, region, country, none; /DECIMALS (0 to 9) only with postal, locality or region"
         }
     }
 
@@ -49,14 +51,25 @@ public struct AccessPolicy: Sendable, Hashable {
     }
 
     public func grant(uid: UInt32, gid: UInt32) -> Grant {
+        grant(uid: uid, groups: [gid])
+    }
+
+    /// - Parameter groups: the primary and supplementary groups.
+    public func grant(uid: UInt32, groups: Set<UInt32>) -> Grant {
         if uid == 0 || uid == daemonUID {
             return Grant(level: .exact, mayMutate: true)
         }
+        func matches(_ subject: Subject) -> Bool {
+            switch subject {
+            case .uid(let ruleUID): ruleUID == uid
+            case .gid(let ruleGID): groups.contains(ruleGID)
+            }
+        }
         var grant =
-            rules.first { $0.subject == .uid(uid) }?.grant
-            ?? rules.first { $0.subject == .gid(gid) }?.grant
+            rules.first { if case .uid = $0.subject { matches($0.subject) } else { false } }?.grant
+            ?? rules.first { if case .gid = $0.subject { matches($0.subject) } else { false } }?.grant
             ?? defaultGrant
-        grant.mayMutate = mutators.contains(.uid(uid)) || mutators.contains(.gid(gid))
+        grant.mayMutate = mutators.contains(where: matches)
         return grant
     }
 
@@ -72,7 +85,11 @@ public struct AccessPolicy: Sendable, Hashable {
         }
         var decimals: Int?
         if levelParts.count == 2 {
-            guard let value = Int(levelParts[1]), (0...9).contains(value) else { throw ParseError(text: text) }
+            // Rounded coordinates exist only between exact and country: anywhere else the
+            // suffix would silently do nothing.
+            guard let value = Int(levelParts[1]), (0...9).contains(value), Grant.levelsWithDecimals.contains(level) else {
+                throw ParseError(text: text)
+            }
             decimals = value
         }
         return Rule(subject: subject, grant: Grant(level: level, coordinateDecimals: decimals))

@@ -1,26 +1,45 @@
 import NIOCore
 import Synchronization
 
-/// The open connections: counted for the limit, told when the server shuts down.
+/// The open connections: counted for the limits, told when the server shuts down or the access
+/// policy changes.
 final class ConnectionRegistry: Sendable {
     private struct State {
-        var channels: [ObjectIdentifier: any Channel] = [:]
+        var channels: [ObjectIdentifier: (channel: any Channel, uid: UInt32?)] = [:]
+        var perUID: [UInt32: Int] = [:]
         var shuttingDown = false
+    }
+
+    enum Refusal: Sendable {
+        case shuttingDown
+        case tooManyConnections
+        case tooManyForUID(UInt32)
     }
 
     private let state = Mutex(State())
 
-    /// Adds a connection; `false` when the limit is reached or the server is shutting down.
-    func admit(_ channel: any Channel, limit: Int) -> Bool {
+    /// Adds a connection, or says why not. `uid`: the uid it counts against (`nil`: exempt
+    /// from the per-uid limit).
+    func admit(_ channel: any Channel, uid: UInt32?, limit: Int, perUIDLimit: Int) -> Refusal? {
         state.withLock { state in
-            guard !state.shuttingDown, state.channels.count < limit else { return false }
-            state.channels[ObjectIdentifier(channel)] = channel
-            return true
+            guard !state.shuttingDown else { return .shuttingDown }
+            guard state.channels.count < limit else { return .tooManyConnections }
+            if let uid {
+                let held = state.perUID[uid, default: 0]
+                guard held < perUIDLimit else { return .tooManyForUID(uid) }
+                state.perUID[uid] = held + 1
+            }
+            state.channels[ObjectIdentifier(channel)] = (channel, uid)
+            return nil
         }
     }
 
     func remove(_ channel: any Channel) {
-        _ = state.withLock { $0.channels.removeValue(forKey: ObjectIdentifier(channel)) }
+        state.withLock { state in
+            guard let removed = state.channels.removeValue(forKey: ObjectIdentifier(channel)), let uid = removed.uid else { return }
+            let held = state.perUID[uid, default: 1] - 1
+            state.perUID[uid] = held > 0 ? held : nil
+        }
     }
 
     var count: Int { state.withLock { $0.channels.count } }
@@ -31,10 +50,19 @@ final class ConnectionRegistry: Sendable {
     func shutDownAll() {
         let channels = state.withLock { state in
             state.shuttingDown = true
-            return Array(state.channels.values)
+            return state.channels.values.map(\.channel)
         }
         for channel in channels {
             channel.pipeline.fireUserInboundEventTriggered(ServerShutdownEvent())
+        }
+    }
+
+    /// Tells every connection that the access policy changed, so that each judges its client
+    /// again at once, streams and idle keep-alive connections included.
+    func policyChanged() {
+        let channels = state.withLock { $0.channels.values.map(\.channel) }
+        for channel in channels {
+            channel.pipeline.fireUserInboundEventTriggered(AccessPolicyChangedEvent())
         }
     }
 
@@ -48,3 +76,6 @@ final class ConnectionRegistry: Sendable {
 
 /// Sent through each connection's pipeline at graceful shutdown.
 struct ServerShutdownEvent: Sendable {}
+
+/// Sent through each connection's pipeline when a reload changed the access policy.
+struct AccessPolicyChangedEvent: Sendable {}

@@ -2,60 +2,107 @@ public import GeoAttrCore
 public import GeoAttrModel
 public import Logging
 public import ServiceLifecycle
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// For consumers that cannot talk to a socket: rewrites, atomically on every change, an env
 /// file in the OTel form (`OTEL_RESOURCE_ATTRIBUTES=...`, for a collector's env detector or a
 /// unit's EnvironmentFile=) and a Prometheus textfile-collector file. The same precision rules
-/// apply: the files carry what `grant` allows.
-public struct FileOutputs: Service {
-    public var envFile: String?
-    public var prometheusFile: String?
-    public var grant: Grant
-    public var ttl: Duration
+/// apply: the files carry what `settings.grant` allows, and are rewritten at once when a reload
+/// changes it.
+public final class FileOutputs: Service, Sendable {
+    /// What a reload may change.
+    public struct Settings: Sendable, Hashable {
+        public var grant: Grant
+        /// The files' group (the daemon must be a member); `nil`: the daemon's primary group.
+        public var group: UInt32?
+        public var mode: UInt32
+
+        public init(grant: Grant, group: UInt32? = nil, mode: UInt32 = 0o644) {
+            self.grant = grant
+            self.group = group
+            self.mode = mode
+        }
+    }
+
+    public let envFile: String?
+    public let prometheusFile: String?
+    private let settings: Mutex<Settings>
+    private let changes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
+    private let ttl: Duration
     private let store: AttributeStore
     private let logger: Logger
 
-    public init(envFile: String?, prometheusFile: String?, grant: Grant, ttl: Duration, store: AttributeStore, logger: Logger) {
+    public init(envFile: String?, prometheusFile: String?, settings: Settings, ttl: Duration, store: AttributeStore, logger: Logger) {
         self.envFile = envFile
         self.prometheusFile = prometheusFile
-        self.grant = grant
+        self.settings = Mutex(settings)
         self.ttl = ttl
         self.store = store
         self.logger = logger
+        changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Applies reloaded settings: the files are rewritten at once when they change.
+    public func update(_ new: Settings) {
+        let changed = settings.withLock { current in
+            defer { current = new }
+            return current != new
+        }
+        if changed { changes.continuation.yield() }
     }
 
     public func run() async {
         guard envFile != nil || prometheusFile != nil else { return }
-        // A crash during a write leaves its temporary file (`PATH.tmp-PID`) beside the output.
         let paths = [envFile, prometheusFile].compactMap { $0 }
-        let removed = await offPool {
-            paths.flatMap { path in
-                FileBytes.removeStaleTemporaries(of: path, directory: path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".")
-            }
-        }
+        // A crash during a write leaves its temporary file (`PATH.tmp-PID...`) beside the output.
+        let removed = await offPool { paths.flatMap { FileBytes.removeStaleTemporaries(of: $0) } }
         for path in removed ?? [] {
             logger.notice("removed a temporary output file left by an interrupted write", metadata: ["path": "\(path)"])
         }
-        var lastGeneration: UInt64?
-        for await served in store.updates().cancelOnGracefulShutdown() {
-            guard let served, served.result.generation != lastGeneration else { continue }
-            lastGeneration = served.result.generation
-            let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.powerState)
-            if let envFile {
-                let line = "OTEL_RESOURCE_ATTRIBUTES=\"\(AttributeRenderer.otel(view.attributes))\"\n"
-                await write(Array(line.utf8), to: envFile)
+        for path in paths { warnIfShared(directoryOf: path) }
+        let store = store
+        let changes = changes
+        // One wake-up per new result or new settings; each writes what is current then.
+        let wakeUps = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in store.updates() { wakeUps.continuation.yield() }
+                wakeUps.continuation.finish()
             }
-            if let prometheusFile {
-                await write(Array(AttributeRenderer.prometheus(view).utf8), to: prometheusFile)
+            group.addTask {
+                for await _ in changes.stream { wakeUps.continuation.yield() }
             }
+            var written: (generation: UInt64, settings: Settings)?
+            for await _ in wakeUps.stream.cancelOnGracefulShutdown() {
+                guard let served = store.served else { continue }
+                let current = settings.withLock { $0 }
+                if let written, written.generation == served.result.generation, written.settings == current { continue }
+                written = (served.result.generation, current)
+                await write(served, with: current)
+            }
+            group.cancelAll()
         }
     }
 
-    private func write(_ bytes: [UInt8], to path: String) async {
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    private func write(_ served: ServedResult, with settings: Settings) async {
+        let view = AttributeView(served: served, grant: settings.grant, ttl: ttl, state: store.powerState)
+        if let envFile {
+            let line = "OTEL_RESOURCE_ATTRIBUTES=\"\(AttributeRenderer.otel(view.attributes))\"\n"
+            await write(Array(line.utf8), to: envFile, settings)
+        }
+        if let prometheusFile {
+            await write(Array(AttributeRenderer.prometheus(view).utf8), to: prometheusFile, settings)
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to path: String, _ settings: Settings) async {
         let outcome = await offPool { () -> String? in
             do throws(FileBytes.WriteError) {
-                try FileBytes.writeAtomically(bytes, to: path, directory: directory, mode: 0o644)
+                try FileBytes.writeAtomically(bytes, to: path, mode: settings.mode, group: settings.group)
                 return nil
             } catch {
                 return error.reason
@@ -63,6 +110,19 @@ public struct FileOutputs: Service {
         }
         if let failure = outcome ?? "no thread for the write" {
             logger.warning("output file not written: \(failure); retried at the next change", metadata: ["path": "\(path)"])
+        }
+    }
+
+    /// Anyone who can write an output's directory can replace the file its readers trust.
+    private func warnIfShared(directoryOf path: String) {
+        let directory = FileBytes.split(path).directory
+        var status = stat()
+        guard stat(directory, &status) == 0 else { return }
+        let sticky = status.st_mode & S_ISVTX != 0
+        if status.st_mode & 0o022 != 0, !sticky {
+            logger.warning(
+                "output directory is writable by other users: they can replace the file its readers trust; use a directory only geoattrd writes",
+                metadata: ["directory": "\(directory)"])
         }
     }
 }

@@ -1,12 +1,17 @@
+import GeoAttrCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Creates the API's listening Unix socket so that it never exists with a wider mode than
-/// configured: it is bound inside a private (0700) directory beside the final path, given its
-/// mode there, then renamed into place, which is atomic.
+/// configured: it is bound inside a new private (0700) directory beside the final path, given
+/// its mode there, then renamed into place, which is atomic.
 ///
-/// NIO does not set a socket file's mode, and a chmod after bind leaves a window.
+/// NIO does not set a socket file's mode, and a chmod after bind leaves a window. The staging
+/// directory's name cannot be guessed and is created with `mkdirat`, which never follows a
+/// link; everything after that is relative to descriptors, so nothing planted beside the socket
+/// is followed or removed.
 public enum UnixListener {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var description: String
@@ -15,28 +20,41 @@ public enum UnixListener {
     /// Returns the listening descriptor (CLOEXEC, non-blocking) bound at `path`.
     public static func make(path: String, mode: UInt32, backlog: Int32 = 1024) throws(Failure) -> Int32 {
         guard path.utf8.count < 108 else { throw Failure(description: "socket path longer than 107 bytes: \(path)") }
-        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let (directory, name) = FileBytes.split(path)
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard directoryFD >= 0 else { throw Failure(description: "cannot open the socket's directory \(directory): \(errorText())") }
+        defer { close(directoryFD) }
         var existing = stat()
-        if lstat(path, &existing) == 0 {
-            guard (existing.st_mode & S_IFMT) == S_IFSOCK else {
-                throw Failure(description: "\(path) exists and is not a socket: remove it or choose another socket.path")
-            }
+        if fstatat(directoryFD, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, existing.st_mode & S_IFMT != S_IFSOCK {
+            throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another socket.path")
         }
-        let staging = "\(path).staging-\(getpid())"
-        _ = rmdirRecursively(staging)
-        guard mkdir(staging, 0o700) == 0 else {
+        let staging = "\(name).staging-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+        guard mkdirat(directoryFD, staging, 0o700) == 0 else {
             throw Failure(description: "cannot create \(staging) in \(directory): \(errorText())")
         }
-        defer { _ = rmdirRecursively(staging) }
-        let temporary = "\(staging)/s"
+        let stagingFD = openat(directoryFD, staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        defer {
+            if stagingFD >= 0 {
+                unlinkat(stagingFD, "s", 0)
+                close(stagingFD)
+            }
+            unlinkat(directoryFD, staging, AT_REMOVEDIR)
+        }
+        guard stagingFD >= 0 else { throw Failure(description: "cannot open \(staging) in \(directory): \(errorText())") }
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket(AF_UNIX) failed: \(errorText())") }
         do throws(Failure) {
-            try bind(fd, to: temporary)
-            guard chmod(temporary, mode_t(mode)) == 0 else { throw Failure(description: "chmod of the socket failed: \(errorText())") }
+            // Through the directory's descriptor: short whatever the path, and no component of it
+            // can be swapped between mkdirat and bind. The path itself where /proc is missing.
+            do throws(Failure) {
+                try bind(fd, to: "/proc/self/fd/\(stagingFD)/s")
+            } catch {
+                try bind(fd, to: "\(directory)/\(staging)/s")
+            }
+            guard fchmodat(stagingFD, "s", mode_t(mode), 0) == 0 else { throw Failure(description: "chmod of the socket failed: \(errorText())") }
             guard listen(fd, backlog) == 0 else { throw Failure(description: "listen failed: \(errorText())") }
-            guard rename(temporary, path) == 0 else {
+            guard renameat(stagingFD, "s", directoryFD, name) == 0 else {
                 throw Failure(description: "cannot move the socket to \(path): \(errorText())")
             }
         } catch {
@@ -46,10 +64,27 @@ public enum UnixListener {
         return fd
     }
 
+    /// Removes the staging directories of daemons that died between creating one and moving
+    /// their socket into place (`NAME.staging-PID...` of PIDs that no longer run).
+    public static func removeStaleStaging(of path: String) -> [String] {
+        let name = FileBytes.split(path).name
+        return FileBytes.removeStale(in: FileBytes.split(path).directory, prefix: name + ".staging-") { directoryFD, entry in
+            let stagingFD = openat(directoryFD, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if stagingFD >= 0 {
+                unlinkat(stagingFD, "s", 0)
+                close(stagingFD)
+            }
+            return unlinkat(directoryFD, entry, AT_REMOVEDIR) == 0
+        }
+    }
+
     static func bind(_ fd: Int32, to path: String) throws(Failure) {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw Failure(description: "bind to \(path) failed: the path is too long for a Unix socket")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
@@ -59,11 +94,6 @@ public enum UnixListener {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }
         }
         guard rc == 0 else { throw Failure(description: "bind to \(path) failed: \(errorText())") }
-    }
-
-    static func rmdirRecursively(_ directory: String) -> Bool {
-        unlink("\(directory)/s")
-        return rmdir(directory) == 0
     }
 
     static func errorText() -> String { String(cString: strerror(errno)) }

@@ -7,18 +7,38 @@ import Synchronization
 /// `GET /v1/watch`: Server-Sent Events. The current attributes at once, then one event per
 /// change of what this client may see, and a heartbeat comment every 30 s. Ends cleanly (the
 /// chunked body is terminated) at graceful shutdown; cancelled when its channel closes.
+///
+/// A client that does not read costs a bounded amount: events are written only while the
+/// channel is writable (its buffer below a small high-water mark); meanwhile only the newest
+/// event is kept, replacing the one before, and heartbeats are skipped. A client that catches
+/// up gets the latest state, never a backlog.
 final class WatchStream: Sendable {
+    /// What a connection holds in NIO's buffer before it stops taking events: a few events.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 4 * 1024, high: 16 * 1024)
+    /// How long the end of a stream may wait for a client that does not read before the
+    /// connection is closed anyway.
+    static let endGrace: TimeAmount = .seconds(5)
+
     private let finishing: AsyncStream<Void>.Continuation
+    /// On the event loop only.
+    private let outbox: NIOLoopBoundBox<LatestEventOutbox<String>>
+    private let channel: any Channel
 
     init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration) {
         let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
         self.finishing = finishing
+        let outbox = NIOLoopBoundBox(LatestEventOutbox<String>(), eventLoop: channel.eventLoop)
+        self.outbox = outbox
+        self.channel = channel
+        try? channel.syncOptions?.setOption(ChannelOptions.writeBufferWaterMark, value: Self.writeBufferWaterMark)
         let task = Task {
             // On the event loop, not a sleeping task: a cancelled Task.sleep holds its memory
             // until its deadline (swiftlang/swift#60441), so clients dropping watches in a loop
             // would pile up a heartbeat's worth each; a cancelled scheduled task is freed at once.
             let interval = TimeAmount(heartbeat)
             let heartbeats = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+                // Behind a write the client has not taken, a heartbeat says nothing new.
+                guard outbox.value.allowsHeartbeat(writable: channel.isWritable) else { return }
                 Self.write(": heartbeat\n\n", to: channel)
             }
             await withTaskGroup(of: Void.self) { group in
@@ -31,7 +51,9 @@ final class WatchStream: Sendable {
                         var event = "id: \(served.result.generation)\nevent: attributes\ndata: "
                         event += String(decoding: AttributeRenderer.json(view), as: UTF8.self)
                         event += "\n\n"
-                        Self.write(event, to: channel)
+                        channel.eventLoop.execute { [event] in
+                            if let now = outbox.value.offer(event, writable: channel.isWritable) { Self.write(now, to: channel) }
+                        }
                     }
                 }
                 group.addTask {
@@ -42,13 +64,25 @@ final class WatchStream: Sendable {
                 group.cancelAll()
             }
             heartbeats.cancel()
-            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+            channel.eventLoop.execute {
+                outbox.value.discard()
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+                // A client that does not read would hold the end, and the connection, for ever.
+                let deadline = channel.eventLoop.scheduleTask(in: Self.endGrace) { channel.close(promise: nil) }
+                channel.closeFuture.whenComplete { _ in deadline.cancel() }
+            }
         }
         // Tied to the channel, not to the handler's view of it: a watch request decoded from the
         // same read as a request that closed the connection reaches the handler after its
         // channelInactive, and a stream started then would live (and render every update) for
         // ever. A channel already closed runs this at once.
         channel.closeFuture.whenComplete { _ in task.cancel() }
+    }
+
+    /// Called on the event loop when the channel's writability changes: a waiting event goes
+    /// out once the client has taken enough.
+    func writabilityChanged() {
+        if let event = outbox.value.release(writable: channel.isWritable) { Self.write(event, to: channel) }
     }
 
     private static func write(_ text: String, to channel: any Channel) {

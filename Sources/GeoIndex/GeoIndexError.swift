@@ -1,6 +1,7 @@
 /// Why an index file could not be opened. Every case names the file and what to do about it.
 public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotOpen(path: String, errno: Int32)
+    case notRegularFile(path: String, kind: String)
     case notAnIndex(path: String)
     case unsupportedVersion(path: String, found: UInt32, supported: UInt32)
     case truncated(path: String, expectedSize: UInt64, actualSize: UInt64)
@@ -11,6 +12,8 @@ public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let path, let code):
             return "cannot open geo index \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .notRegularFile(let path, let kind):
+            return "geo index \(path) refused: \(kind); point index.path at the index file itself"
         case .notAnIndex(let path):
             return "\(path) is not a geoattrd geo index (bad magic); build one with `geoindex build --out FILE`"
         case .unsupportedVersion(let path, let found, let supported):

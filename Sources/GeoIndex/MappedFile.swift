@@ -13,11 +13,17 @@ final class MappedFile: @unchecked Sendable {
     private let mappedLength: Int
 
     init(path: String) throws(GeoIndexError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }
+        // Not through a symbolic link, and never blocking on a FIFO planted at the path: only a
+        // regular file is mapped.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .notRegularFile(path: path, kind: "a symbolic link") }
+            throw .cannotOpen(path: path, errno: errno)
+        }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { throw .cannotOpen(path: path, errno: errno) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path, kind: "not a regular file") }
         let size = Int(status.st_size)
         guard size >= IndexFormat.headerSize else {
             if size >= IndexFormat.magic.count || size == 0 {

@@ -85,6 +85,10 @@ struct Daemon {
             logger: Logger(label: "geoattrd.api"))
         // Clients can connect once this returns: bind before the services run.
         try await server.start()
+        let outputs = FileOutputs(
+            envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
+            settings: Self.outputSettings(for: configuration), ttl: configuration.schedule.ttl, store: store,
+            logger: Logger(label: "geoattrd.outputs"))
         let running = RunningConfiguration(configuration)
         let reload: @Sendable () async -> Void = { [loader, logger, logLevel] in
             notifier?.reloading()
@@ -92,16 +96,14 @@ struct Daemon {
             do {
                 let new = try await loader.load()
                 let old = running.value
-                for (changed, name) in [
-                    (new.stateFile != old.stateFile, "state.file"), (new.stateDirectory != old.stateDirectory, "state.dir"),
-                    (new.socketPath != old.socketPath, "socket.path"), (new.indexPath != old.indexPath, "index.path"),
-                ] where changed {
+                for name in new.changedKeys(from: old, applied: .restart) {
                     logger.warning("\(name) changed: takes effect at the next restart")
                 }
                 logLevel.value = new.logLevel
                 await reloader.reload(reason: "SIGHUP")
                 scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
                 server.update(policy: Self.policy(for: new), schedule: new.schedule)
+                outputs.update(Self.outputSettings(for: new))
                 running.value = new
                 logger.info("configuration reloaded")
             } catch {
@@ -115,10 +117,7 @@ struct Daemon {
         ) { state in
             scheduler.setPowerState(state, origin: "state file")
         }
-        let outputs = FileOutputs(
-            envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
-            grant: configuration.outputGrant, ttl: configuration.schedule.ttl, store: store,
-            logger: Logger(label: "geoattrd.outputs"))
+
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: scheduler),
             .init(service: server),
@@ -152,6 +151,10 @@ struct Daemon {
         try await group.run()
         store.finish()
         logger.info("geoattrd stopped")
+    }
+
+    static func outputSettings(for configuration: DaemonConfiguration) -> FileOutputs.Settings {
+        FileOutputs.Settings(grant: configuration.outputGrant, group: configuration.outputGroup?.gid, mode: configuration.outputMode)
     }
 
     static func policy(for configuration: DaemonConfiguration) -> AccessPolicy {

@@ -31,6 +31,24 @@ struct CacheFileTests {
         #expect(text.contains("\"updated_at\":\"2026-11-18T11:06:42Z\""))
     }
 
+    @Test("a generation beyond the clock plus a day is implausible: the file is set aside", arguments: [UInt64.max, UInt64.max / 2])
+    func implausibleGenerationIsSetAside(generation: UInt64) throws {
+        let directory = try TemporaryDirectory()
+        let cache = CacheFile(directory: directory.path)
+        try cache.save(Self.sample(generation: generation))
+        #expect {
+            _ = try cache.load()
+        } throws: { error in
+            guard case .corrupt(_, let reason) = error as? CacheFileError else { return false }
+            return reason.contains("beyond the clock plus a day") && reason.contains("moved to")
+        }
+        #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
+        // Today's clock in milliseconds is plausible.
+        let now = UInt64(Date().timeIntervalSince1970 * 1000)
+        try cache.save(Self.sample(generation: now))
+        #expect(try cache.load()?.generation == now)
+    }
+
     @Test("a corrupt file is set aside with a clear error, and the next write starts clean", arguments: [
         "", "{", "not json at all", "{\"schema\":1}", "{\"schema\":99,\"result\":{}}", String(repeating: "x", count: 70_000),
     ])

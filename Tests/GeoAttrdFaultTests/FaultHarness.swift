@@ -121,9 +121,10 @@ struct FaultDaemon {
 
 /// Configuration fragments the scenarios combine.
 enum FaultConfig {
-    /// gpsd at `endpoint`, a short TTL and retry so the scenarios run in seconds.
-    static func gpsd(_ endpoint: String, ttl: Int = 2, timeout: Int = 10) -> String {
-        """
+    /// gpsd at `endpoint`, a short TTL and retry so the scenarios run in seconds. `positions`:
+    /// log at debug level, where each accepted fix's position is logged ("fix position").
+    static func gpsd(_ endpoint: String, ttl: Int = 2, timeout: Int = 10, positions: Bool = false) -> String {
+        (positions ? "log:\n  level: debug\n" : "") + """
         gpsd:
           endpoint: "\(endpoint)"
         fix:

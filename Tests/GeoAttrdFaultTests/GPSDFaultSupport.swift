@@ -156,8 +156,10 @@ extension FaultDaemon {
     }
 
     /// The `fix accepted` lines from log line `start` on.
+    /// The positions of the fixes accepted (logged at debug level: start the daemon with
+    /// `FaultConfig.gpsd(..., positions: true)`).
     func acceptedFixes(from start: Int = 0) -> [LineRecorder.Line] {
-        daemon.log.all.dropFirst(start).filter { $0.text.contains("fix accepted") }
+        daemon.log.all.dropFirst(start).filter { $0.text.contains("fix position") }
     }
 
     /// `GET /v1/status` as JSON.

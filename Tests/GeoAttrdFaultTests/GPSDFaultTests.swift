@@ -128,7 +128,7 @@ struct GPSDFaultTests {
         ])
         try await GPSFake.run(nmea: track.nmea, once: false, gpsdDebugLevel: 4) { gpsfake in
             // TTL 1 s, attempts give up after 3 s: attempts fail during the 10 s without a fix.
-            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 1, timeout: 3))
+            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 1, timeout: 3, positions: true))
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam))
             let lost = try #require(
@@ -182,7 +182,7 @@ struct GPSDFaultTests {
             .repeating(noisy(FaultTrack.paris), 1_000),
         ])
         try await GPSFake.run(nmea: track.nmea, once: false, gpsdDebugLevel: 4) { gpsfake in
-            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 1, timeout: 3))
+            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 1, timeout: 3, positions: true))
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam), "\(String(describing: fault.lastGood))")
             // During the garbage, attempts fail and the last good result stays.
@@ -258,7 +258,7 @@ struct GPSDFaultTests {
         }
         let badMarker = bad == .notANumber ? "GPGGA,\(FaultTrack.timeOfDay(track.phaseStarts[1])),nan" : track.marker(ofPhase: 1)
         try await GPSFake.run(nmea: track.nmea, once: false, gpsdDebugLevel: 4) { gpsfake in
-            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 3600, timeout: 30))
+            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 3600, timeout: 30, positions: true))
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam))
             _ = try #require(
@@ -278,7 +278,7 @@ struct GPSDFaultTests {
             // Meanwhile the last good result is served.
             #expect(FaultTrack.isNear(await fault.served(), FaultTrack.amsterdam))
             let accepted = try #require(
-                await daemon.waitForLog("fix accepted", from: mark, timeout: .seconds(30)), "no fix after the bad phase: \(daemon.log.text)")
+                await daemon.waitForLog("fix position", from: mark, timeout: .seconds(30)), "no fix after the bad phase: \(daemon.log.text)")
             #expect(accepted.text.contains("lat=48.8566"), "accepted \(accepted.text)")
             #expect(FaultTrack.isNear(await fault.served(), FaultTrack.paris))
             for line in fault.acceptedFixes() {
@@ -299,7 +299,7 @@ struct GPSDFaultTests {
         ], startingSecondsFromNow: -600)
         let reportedYear = year == 1999 ? "2019-" : "2040-"
         try await GPSFake.run(nmea: track.nmea, once: false, gpsdDebugLevel: 4) { gpsfake in
-            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 3600, timeout: 30))
+            var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 3600, timeout: 30, positions: true))
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam))
             _ = try #require(

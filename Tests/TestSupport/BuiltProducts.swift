@@ -10,6 +10,16 @@ public enum BuiltProducts {
     public static func path(of product: String) -> String {
         "\(directory)/\(product)"
     }
+
+    /// The test's environment for a child, without the harness's own variables (geoattrd
+    /// refuses GEOATTRD_* variables that name no key), plus `extra`.
+    public static func childEnvironment(adding extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "GEOATTRD_BINARY")
+        environment.removeValue(forKey: "JOURNAL_STREAM")
+        for (key, value) in extra { environment[key] = value }
+        return environment
+    }
 }
 
 /// Runs a built executable to completion and captures what it printed.
@@ -19,11 +29,14 @@ public struct CommandResult: Sendable {
     public var stderr: String
     public var elapsed: Duration
 
-    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> CommandResult {
+    /// - Parameter environment: added to the test's own environment.
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60)
+    ) async throws -> CommandResult {
         let directory = try TemporaryDirectory(prefix: "run")
         let started = ContinuousClock.now
         let process = try ChildProcess(
-            executable: executable, arguments: arguments,
+            executable: executable, arguments: arguments, environment: BuiltProducts.childEnvironment(adding: environment),
             stdoutPath: directory.file("stdout"), stderrPath: directory.file("stderr"))
         let status = await process.waitAsync(timeout: timeout)
         let elapsed = ContinuousClock.now - started

@@ -33,9 +33,7 @@ public final class DaemonProcess: Sendable {
         let directory = try directory ?? TemporaryDirectory(prefix: "geoattrd")
         try FileManager.default.createDirectory(atPath: directory.file("state"), withIntermediateDirectories: true)
         _ = try directory.write(config, to: "geoattrd.yaml")
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "JOURNAL_STREAM")
-        for (key, value) in environment { env[key] = value }
+        let env = BuiltProducts.childEnvironment(adding: environment)
         let log = try LineRecorder()
         let geoattrd = executable ?? BuiltProducts.path(of: "geoattrd")
         process = try ChildProcess(

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// User and group names and ids, through the system's account databases.
+package enum AccountNames {
+    /// The uid of a user name; `nil` when there is no such user.
+    package static func uid(named name: String) -> UInt32? {
+        lookUp({ getpwnam_r(name, &$0, $1, $2, &$3) }) { (entry: passwd) in entry.pw_uid }
+    }
+
+    /// The gid of a group name or number; `nil` when there is no such group.
+    package static func gid(named name: String) -> UInt32? {
+        if let number = UInt32(name) { return number }
+        return lookUp({ getgrnam_r(name, &$0, $1, $2, &$3) }) { (entry: group) in entry.gr_gid }
+    }
+
+    /// The user's name, or its number when it has none.
+    package static func userName(_ uid: UInt32) -> String {
+        lookUp({ getpwuid_r(uid, &$0, $1, $2, &$3) }) { (entry: passwd) in String(cString: entry.pw_name) }
+            ?? "\(uid)"
+    }
+
+    /// The group's name, or its number when it has none.
+    package static func groupName(_ gid: UInt32) -> String {
+        lookUp({ getgrgid_r(gid, &$0, $1, $2, &$3) }) { (entry: group) in String(cString: entry.gr_name) }
+            ?? "\(gid)"
+    }
+
+    /// Runs one reentrant look-up (`get*_r`) and reads the entry while the buffer its strings
+    /// point into still exists.
+    private static func lookUp<Entry: Initializable, Value>(
+        _ call: (inout Entry, UnsafeMutablePointer<CChar>, Int, inout UnsafeMutablePointer<Entry>?) -> Int32,
+        read: (Entry) -> Value
+    ) -> Value? {
+        var entry = Entry()
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        return buffer.withUnsafeMutableBufferPointer { buffer in
+            var result: UnsafeMutablePointer<Entry>?
+            guard let base = buffer.baseAddress, call(&entry, base, buffer.count, &result) == 0, result != nil else { return nil }
+            return read(entry)
+        }
+    }
+}
+
+protocol Initializable { init() }
+extension passwd: Initializable {}
+extension group: Initializable {}

@@ -1,0 +1,125 @@
+import GeoAttrModel
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who is on the other end of a connection, as the kernel says: the uid and every group, read
+/// from the socket (SO_PEERCRED, SO_PEERGROUPS), never from /proc, which the unit hides.
+struct PeerIdentity: Sendable, Hashable {
+    var uid: UInt32
+    /// The primary gid.
+    var gid: UInt32
+    /// The primary gid and the supplementary groups; `nil` when the kernel's list could not be read.
+    var groups: Set<UInt32>?
+    /// Whether the supplementary list may or may not hold gid 0 (see `PeerGroups.decode`).
+    var rootGroupUncertain = false
+
+    /// What this peer is granted under `policy`. Whatever cannot be known about the peer is
+    /// resolved towards less access, never more.
+    func grant(under policy: AccessPolicy) -> Grant {
+        guard let groups else {
+            // The supplementary groups are unknown: a gid rule might apply, so only a uid rule
+            // or a policy without gid rules decides.
+            let byUID = policy.grant(uid: uid, groups: [gid])
+            let usesGroups = policy.rules.contains { if case .gid = $0.subject { true } else { false } }
+            let matchedUID = policy.rules.contains { $0.subject == .uid(uid) }
+            return usesGroups && !matchedUID && uid != 0 && uid != policy.daemonUID ? Grant(level: .none) : byUID
+        }
+        let grant = policy.grant(uid: uid, groups: groups)
+        guard rootGroupUncertain, !groups.contains(0) else { return grant }
+        return grant.narrower(policy.grant(uid: uid, groups: groups.union([0])))
+    }
+}
+
+/// SO_PEERGROUPS: the peer's supplementary groups, as an array of gids the kernel keeps sorted.
+enum PeerGroups {
+    /// `SO_PEERGROUPS` (Linux 4.13), which Glibc's module does not export.
+    static let option = SocketOptionName(59)
+
+    static func gids<let count: Int>(_ buffer: InlineArray<count, UInt32>) -> [UInt32] {
+        var gids: [UInt32] = []
+        gids.reserveCapacity(count)
+        for index in buffer.indices { gids.append(buffer[index]) }
+        return gids
+    }
+
+    /// The groups in a buffer the kernel filled from the start and that was zero before: zeros
+    /// after the last gid are the buffer's, not the kernel's. A zero before a non-zero gid is a
+    /// real gid 0; a zero only at the end may be either, which the caller resolves towards less
+    /// access.
+    static func decode(_ gids: some Collection<UInt32>) -> (groups: Set<UInt32>, rootGroupUncertain: Bool) {
+        var groups = Set<UInt32>()
+        var zeroSeen = false
+        var rootGroup = false
+        for gid in gids {
+            if gid == 0 {
+                zeroSeen = true
+            } else {
+                if zeroSeen { rootGroup = true }
+                groups.insert(gid)
+            }
+        }
+        if rootGroup { groups.insert(0) }
+        return (groups, zeroSeen && !rootGroup)
+    }
+}
+
+/// `struct ucred` (pid, uid, gid), which the Glibc module does not export.
+struct PeerCredentials: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = .max
+    var gid: UInt32 = .max
+}
+
+extension PeerIdentity {
+    /// Reads the identity of the peer of `channel`; completes at once on an accepted socket.
+    /// Without credentials the peer is nobody (uid and gid `UInt32.max`, no groups known).
+    static func read(_ channel: any Channel) -> EventLoopFuture<PeerIdentity> {
+        let nobody = PeerIdentity(uid: .max, gid: .max, groups: nil)
+        guard let provider = channel as? any SocketOptionProvider else { return channel.eventLoop.makeSucceededFuture(nobody) }
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.flatMap { credentials -> EventLoopFuture<PeerIdentity> in
+            let identity = PeerIdentity(uid: credentials.uid, gid: credentials.gid, groups: nil)
+            // Most peers have a handful of groups; a longer list is read again into a larger buffer.
+            let small: EventLoopFuture<InlineArray<64, UInt32>> = provider.unsafeGetSocketOption(
+                level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
+            return small.map { identity.with(groups: PeerGroups.gids($0)) }
+                .flatMapError { _ in
+                    let large: EventLoopFuture<InlineArray<1024, UInt32>> = provider.unsafeGetSocketOption(
+                        level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
+                    return large.map { identity.with(groups: PeerGroups.gids($0)) }
+                }
+                .recover { _ in identity }
+        }.recover { _ in nobody }
+    }
+
+    private func with(groups gids: [UInt32]) -> PeerIdentity {
+        let decoded = PeerGroups.decode(gids)
+        var copy = self
+        copy.groups = decoded.groups.union([gid])
+        copy.rootGroupUncertain = decoded.rootGroupUncertain && gid != 0
+        return copy
+    }
+}
+
+extension Grant {
+    /// The one of the two that shows less.
+    func narrower(_ other: Grant) -> Grant {
+        var result: Grant
+        if level != other.level {
+            result = level < other.level ? self : other
+        } else {
+            result = self
+            // No rounded coordinates is narrower than any; fewer decimals narrower than more.
+            switch (coordinateDecimals, other.coordinateDecimals) {
+            case (nil, _), (_, nil): result.coordinateDecimals = nil
+            case (let mine?, let theirs?): result.coordinateDecimals = min(mine, theirs)
+            }
+        }
+        result.mayMutate = mayMutate && other.mayMutate
+        return result
+    }
+}

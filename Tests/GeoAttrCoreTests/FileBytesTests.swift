@@ -1,0 +1,93 @@
+@testable import GeoAttrCore
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files in a directory someone else may write to: nothing planted there is followed, written
+/// through or waited on.
+@Suite("Safe file reads and writes")
+struct FileBytesTests {
+    @Test func aWriteNeverGoesThroughALinkPlantedAtTheOldTemporaryName() throws {
+        let directory = try TemporaryDirectory(prefix: "filebytes")
+        let victim = try directory.write("precious", to: "victim")
+        #expect(chmod(victim, 0o600) == 0)
+        let target = directory.file("out.env")
+        // The names an older writer used, and a spread of guesses at the current scheme's.
+        #expect(symlink(victim, "\(target).tmp-\(getpid())") == 0)
+        try FileBytes.writeAtomically(Array("new\n".utf8), to: target, mode: 0o644)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        var status = stat()
+        #expect(stat(victim, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o600)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "new\n")
+        #expect(lstat(target, &status) == 0)
+        #expect(status.st_mode & S_IFMT == S_IFREG)
+        #expect(status.st_mode & 0o777 == 0o644)
+    }
+
+    @Test func aLinkAtTheFinalNameIsReplacedNotFollowed() throws {
+        let directory = try TemporaryDirectory(prefix: "filebytes")
+        let victim = try directory.write("precious", to: "victim")
+        let target = directory.file("cache.json")
+        #expect(symlink(victim, target) == 0)
+        try FileBytes.writeAtomically(Array("{}".utf8), to: target)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        var status = stat()
+        #expect(lstat(target, &status) == 0)
+        #expect(status.st_mode & S_IFMT == S_IFREG)
+    }
+
+    @Test func aDirectoryThatIsALinkIsRefused() throws {
+        let directory = try TemporaryDirectory(prefix: "filebytes")
+        let real = directory.file("real")
+        #expect(mkdir(real, 0o700) == 0)
+        #expect(symlink(real, directory.file("link")) == 0)
+        #expect(throws: FileBytes.WriteError.self) {
+            try FileBytes.writeAtomically(Array("x".utf8), to: directory.file("link/out"))
+        }
+        #expect(access("\(real)/out", F_OK) != 0)
+    }
+
+    @Test func readsRefuseLinksFIFOsAndDirectoriesAtOnce() throws {
+        let directory = try TemporaryDirectory(prefix: "filebytes")
+        let file = try directory.write("background\n", to: "state")
+        #expect(symlink(file, directory.file("link")) == 0)
+        #expect(mkfifo(directory.file("fifo"), 0o600) == 0)
+        for (name, kind) in [("link", "a symbolic link"), ("fifo", "a FIFO"), ("", "a directory")] {
+            let started = ContinuousClock.now
+            #expect {
+                _ = try FileBytes.read(name.isEmpty ? directory.path : directory.file(name), limit: 4096)
+            } throws: { error in
+                guard case FileBytes.ReadError.notRegular(let found) = error else { return false }
+                return found == kind
+            }
+            // A FIFO with no writer would block a plain open for ever.
+            #expect(ContinuousClock.now - started < .seconds(1))
+        }
+        #expect(try FileBytes.read(file, limit: 4096) == Array("background\n".utf8))
+        #expect(try FileBytes.read(directory.file("absent"), limit: 4096) == nil)
+    }
+
+    @Test func leftoversOfDeadWritersAreRemovedWithoutFollowingThem() throws {
+        let directory = try TemporaryDirectory(prefix: "filebytes")
+        let victim = try directory.write("precious", to: "victim")
+        let target = directory.file("cache.json")
+        // A PID that cannot be running: above the kernel's maximum.
+        let dead = "4194305"
+        _ = try directory.write("half", to: "cache.json.tmp-\(dead)")
+        _ = try directory.write("half", to: "cache.json.tmp-\(dead)-a1b2c3")
+        #expect(symlink(victim, "\(target).tmp-\(dead)-ffff") == 0)
+        // The running process's own is left alone.
+        _ = try directory.write("mine", to: "cache.json.tmp-\(getpid())-1")
+        let removed = FileBytes.removeStaleTemporaries(of: target)
+        #expect(Set(removed.map { ($0 as NSString).lastPathComponent }) == [
+            "cache.json.tmp-\(dead)", "cache.json.tmp-\(dead)-a1b2c3", "cache.json.tmp-\(dead)-ffff",
+        ])
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        #expect(access(directory.file("cache.json.tmp-\(getpid())-1"), F_OK) == 0)
+    }
+}

@@ -1,0 +1,86 @@
+import GeoAttrModel
+@testable import GeoAttrServer
+import Testing
+
+/// A client is its uid and all its groups; whatever cannot be known about it narrows access.
+@Suite("Access by uid and groups")
+struct AccessPolicyGroupsTests {
+    static let policy = AccessPolicy(
+        rules: [
+            .init(subject: .gid(500), grant: Grant(level: .country)),
+            .init(subject: .uid(1001), grant: Grant(level: .locality, coordinateDecimals: 2)),
+            .init(subject: .gid(600), grant: Grant(level: .region)),
+        ],
+        defaultGrant: Grant(level: .exact), mutators: [.gid(700)], daemonUID: 999)
+
+    @Test func aGidRuleMatchesSupplementaryGroupsAsWellAsThePrimary() {
+        // As `sg` would start it: the restricted group is supplementary, another is primary.
+        #expect(Self.policy.grant(uid: 2000, groups: [100, 500]).level == .country)
+        #expect(Self.policy.grant(uid: 2000, groups: [500]).level == .country)
+        #expect(Self.policy.grant(uid: 2000, groups: [100]).level == .exact)
+    }
+
+    @Test func aUidRuleWinsOverAnyGidRuleWhateverTheFileOrder() {
+        #expect(Self.policy.grant(uid: 1001, groups: [500, 600]) == Grant(level: .locality, coordinateDecimals: 2))
+    }
+
+    @Test func theFirstMatchingGidRuleInFileOrderWins() {
+        #expect(Self.policy.grant(uid: 2000, groups: [600, 500]).level == .country)
+        #expect(Self.policy.grant(uid: 2000, groups: [600]).level == .region)
+    }
+
+    @Test func mutateFollowsSupplementaryGroupsToo() {
+        #expect(Self.policy.grant(uid: 2000, groups: [100, 700]).mayMutate)
+        #expect(!Self.policy.grant(uid: 2000, groups: [100]).mayMutate)
+    }
+
+    @Test func unknownSupplementaryGroupsNeverWidenAccess() {
+        let unknown = PeerIdentity(uid: 2000, gid: 100, groups: nil)
+        #expect(unknown.grant(under: Self.policy).level == .none)
+        // A uid rule decides without the groups.
+        #expect(PeerIdentity(uid: 1001, gid: 100, groups: nil).grant(under: Self.policy).level == .locality)
+        // Without gid rules the groups cannot matter.
+        let uidOnly = AccessPolicy(rules: [], defaultGrant: Grant(level: .region), daemonUID: 999)
+        #expect(unknown.grant(under: uidOnly).level == .region)
+    }
+
+    @Test func theKernelsGroupListIsReadFromAZeroedBuffer() {
+        #expect(PeerGroups.decode([20, 500, 0, 0]).groups == [20, 500])
+        // Trailing zeros may be padding: gid 0 is uncertain.
+        #expect(PeerGroups.decode([20, 500, 0, 0]).rootGroupUncertain)
+        // A zero before a gid is the kernel's (its list is sorted): gid 0 for certain.
+        let withRoot = PeerGroups.decode([0, 20, 0])
+        #expect(withRoot.groups == [0, 20])
+        #expect(!withRoot.rootGroupUncertain)
+        let allZero = PeerGroups.decode([UInt32](repeating: 0, count: 4))
+        #expect(allZero.groups.isEmpty)
+        #expect(allZero.rootGroupUncertain)
+    }
+
+    @Test func anUncertainRootGroupResolvesToTheNarrowerGrant() {
+        let policy = AccessPolicy(
+            rules: [.init(subject: .gid(0), grant: Grant(level: .exact))], defaultGrant: Grant(level: .country), daemonUID: 999)
+        let peer = PeerIdentity(uid: 2000, gid: 100, groups: [100], rootGroupUncertain: true)
+        #expect(peer.grant(under: policy).level == .country)
+        let member = PeerIdentity(uid: 2000, gid: 100, groups: [0, 100], rootGroupUncertain: false)
+        #expect(member.grant(under: policy).level == .exact)
+    }
+
+    @Test(arguments: ["uid:1=exact/2", "uid:1=country/1", "gid:2=none/0", "uid:1=region/10"])
+    func decimalsWhereTheyCannotApplyAreRefused(text: String) {
+        #expect(throws: AccessPolicy.ParseError.self) { try AccessPolicy.parseRule(text) }
+    }
+
+    @Test(arguments: ["uid:1=postal/3", "uid:1=locality/0", "gid:2=region/9"])
+    func decimalsBetweenExactAndCountryAreAccepted(text: String) throws {
+        #expect(try AccessPolicy.parseRule(text).grant.coordinateDecimals != nil)
+    }
+
+    @Test func theEntityTagCarriesTheWholeGrant() {
+        let two = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 2))
+        let three = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 3))
+        let none = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality))
+        #expect(Set([two, three, none]).count == 3)
+        #expect(APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .exact)) == "\"7-exact\"")
+    }
+}
