@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What misbehaving clients cost the daemon and the other clients (the hardening spec's
-"Streams" and per-uid cap; /work/sec-design.md):
+"""What misbehaving clients cost the daemon and the other clients (watch streams' backpressure
+and the per-uid connection cap, RELIABILITY.md):
 
   figure 1  stalled watchers: the daemon's memory (VmRSS) while --watchers `GET /v1/watch`
             streams never read and --refreshes `POST /v1/refresh?wait=5` each make one update

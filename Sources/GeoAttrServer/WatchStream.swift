@@ -13,8 +13,11 @@ import Synchronization
 /// event is kept, replacing the one before, and heartbeats are skipped. A client that catches
 /// up gets the latest state, never a backlog.
 final class WatchStream: Sendable {
-    /// What a connection holds in NIO's buffer before it stops taking events: a few events.
-    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 4 * 1024, high: 16 * 1024)
+    /// What a connection holds in NIO's buffer, beyond what the kernel's socket buffer took,
+    /// before it stops taking events: an event or two. Each event is three buffers (chunk
+    /// head, data, chunk end), so bytes understate what waits: measured, a 16 KiB mark cost
+    /// some 47 KB per stalled client.
+    static let writeBufferWaterMark = ChannelOptions.Types.WriteBufferWaterMark(low: 512, high: 2 * 1024)
     /// How long the end of a stream may wait for a client that does not read before the
     /// connection is closed anyway.
     static let endGrace: TimeAmount = .seconds(5)
