@@ -169,6 +169,8 @@ static void fill_report(const struct gps_data_t *data, CGPS_report *out) {
     if (data->set & STATUS_SET) {
         out->kind = CGPS_REPORT_TPV;
         copy_fix(data, &out->fix);
+        // The TPV's "device" (libgps keeps it in dev.path); truncated, always terminated.
+        (void)snprintf(out->device, sizeof(out->device), "%s", data->dev.path);
     } else if (data->set & SATELLITE_SET) {
         out->kind = CGPS_REPORT_SKY;
         copy_sky(data, &out->sky);

@@ -12,12 +12,15 @@ public struct AttemptRecord: Sendable, Hashable {
     public var endedAt: UTCTimestamp
     /// `nil` on success.
     public var error: FixError?
+    /// The fix was accepted as a fallback: within the looser bound, when the attempt ended.
+    public var fallback: Bool
 
-    public init(trigger: Trigger, startedAt: UTCTimestamp, endedAt: UTCTimestamp, error: FixError?) {
+    public init(trigger: Trigger, startedAt: UTCTimestamp, endedAt: UTCTimestamp, error: FixError?, fallback: Bool = false) {
         self.trigger = trigger
         self.startedAt = startedAt
         self.endedAt = endedAt
         self.error = error
+        self.fallback = fallback
     }
 }
 

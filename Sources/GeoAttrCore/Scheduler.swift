@@ -266,7 +266,9 @@ public actor Scheduler: Service {
             store.updateStatus {
                 $0.fixInFlight = false
                 $0.gpsdReachable = fix.origin == .gps ? true : $0.gpsdReachable
-                $0.lastAttempt = AttemptRecord(trigger: attempt.trigger, startedAt: attempt.startedAt, endedAt: endedAt, error: nil)
+                $0.lastAttempt = AttemptRecord(
+                    trigger: attempt.trigger, startedAt: attempt.startedAt, endedAt: endedAt, error: nil,
+                    fallback: fix.acceptedAsFallback == true)
             }
             completeWaiters(.success(published))
         case .failure(let error):

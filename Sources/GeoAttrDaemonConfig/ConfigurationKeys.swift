@@ -27,6 +27,7 @@ package enum ConfigurationKeys {
     package static let all: [ConfigurationKey] = [
         .init(name: "gpsd.enabled", type: .bool, applied: .reload),
         .init(name: "gpsd.endpoint", type: .string, applied: .reload),
+        .init(name: "gpsd.first_report_wait_s", type: .double, applied: .reload),
         .init(name: "fix.timeout_s", type: .double, applied: .reload),
         .init(name: "fix.min_mode", type: .int, applied: .reload),
         .init(name: "fix.max_error_m", type: .double, applied: .reload),

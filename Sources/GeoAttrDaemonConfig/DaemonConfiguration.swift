@@ -59,6 +59,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
         func seconds(_ duration: Duration) -> String { number(duration.secondsValue) }
         var settings: [(String, String)] = [
             ("gpsd.enabled", "\(gpsdEnabled)"), ("gpsd.endpoint", gpsdEndpoint.description),
+            ("gpsd.first_report_wait_s", seconds(fixRules.firstReportWait)),
             ("fix.timeout_s", seconds(fixRules.timeout)), ("fix.min_mode", "\(fixRules.minimumMode.rawValue)"),
             ("fix.max_error_m", number(fixRules.maximumErrorMeters)),
             ("fix.fallback_error_m", number(fixRules.timeoutFallbackErrorMeters)),
@@ -188,6 +189,11 @@ package struct ConfigurationLoader: Sendable {
         result.gpsdEndpoint = parsed
 
         var rules = FixAcceptanceRules()
+        let firstReportWait = config.double(forKey: "gpsd.first_report_wait_s", default: rules.firstReportWait.secondsValue)
+        guard firstReportWait.isFinite, (0...60).contains(firstReportWait) else {
+            throw ConfigurationError(key: "gpsd.first_report_wait_s", problem: "expected 0 to 60 seconds (0: no wait); got \(firstReportWait)")
+        }
+        rules.firstReportWait = .milliseconds(Int64((firstReportWait * 1000).rounded()))
         rules.timeout = try duration(config, "fix.timeout_s", default: rules.timeout, minimum: 0.1)
         let mode = config.int(forKey: "fix.min_mode", default: rules.minimumMode.rawValue)
         guard let minimumMode = FixMode(rawValue: mode) else {

@@ -16,6 +16,11 @@ public struct FixAcceptanceRules: Sendable, Hashable {
     public var timeout: Duration = .seconds(60)
     /// Give up early when the sky view shows no satellite with a signal for this long.
     public var noSatelliteTimeout: Duration = .seconds(20)
+    /// How long the first report of a session (and a report without an error estimate from a
+    /// receiver not yet known never to send one) waits for the next report, so that the better
+    /// of the two is kept: gpsd's first report for an epoch is often built from the RMC sentence
+    /// alone (2D, no estimate), and the full one follows within a second. Zero: no wait.
+    public var firstReportWait: Duration = .seconds(1)
 
     public init() {}
 }

@@ -13,6 +13,8 @@ public struct GPSDFixSource: FixSource {
     public var endpoint: GPSDEndpoint
     public var rules: FixAcceptanceRules
     public var logger: Logger
+    /// What the receivers have shown about error estimates, kept across attempts.
+    public var receivers: ReceiverMemory
 
     /// Slack past the rules' timeout before the caller stops waiting for a thread stuck in
     /// libgps's blocking connect (an unreachable remote host, a hanging resolver).
@@ -21,11 +23,13 @@ public struct GPSDFixSource: FixSource {
     public init(
         endpoint: GPSDEndpoint = .default,
         rules: FixAcceptanceRules = FixAcceptanceRules(),
-        logger: Logger = Logger(label: "geoattrd.gpsd")
+        logger: Logger = Logger(label: "geoattrd.gpsd"),
+        receivers: ReceiverMemory = .process
     ) {
         self.endpoint = endpoint
         self.rules = rules
         self.logger = logger
+        self.receivers = receivers
     }
 
     public func fix() async throws(FixError) -> Fix {
@@ -33,7 +37,7 @@ public struct GPSDFixSource: FixSource {
         guard let wake = WakePipe() else {
             throw .systemResources(reason: "no file descriptors for a wake pipe")
         }
-        let session = GPSDSession(endpoint: endpoint, rules: rules, logger: logger)
+        let session = GPSDSession(endpoint: endpoint, rules: rules, logger: logger, receivers: receivers)
         let outcome = PendingOutcome()
         let abandonAfter = rules.timeout + Self.abandonSlack
         let timeoutSeconds = rules.timeout.secondsValue

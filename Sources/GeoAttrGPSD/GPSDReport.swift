@@ -23,6 +23,8 @@ enum GPSDReport: Sendable, Equatable {
         var receivedNanoseconds: Int64
         /// CLOCK_REALTIME at arrival.
         var receivedRealtimeNanoseconds: Int64
+        /// The receiver's device path as gpsd names it; "" when gpsd did not say.
+        var device = ""
     }
 
     /// A SKY report.
@@ -55,7 +57,8 @@ enum GPSDReport: Sendable, Equatable {
                     timeSeconds: hasTime ? fix.time_sec : nil,
                     timeNanoseconds: hasTime ? Int32(clamping: fix.time_nsec) : 0,
                     receivedNanoseconds: raw.received_monotonic_ns,
-                    receivedRealtimeNanoseconds: raw.received_realtime_ns
+                    receivedRealtimeNanoseconds: raw.received_realtime_ns,
+                    device: Self.text(of: raw.device)
                 )
             )
         case CGPS_REPORT_SKY:
@@ -75,11 +78,21 @@ enum GPSDReport: Sendable, Equatable {
     }
 }
 
+extension GPSDReport {
+    /// A fixed-size C string field, up to its first NUL (or its end).
+    static func text<Field>(of field: Field) -> String {
+        withUnsafeBytes(of: field) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
+
 extension GPSDReport.PositionReport {
-    /// gpsd's eph, else the radial combination of the per-axis estimates.
+    /// gpsd's eph, else the radial combination of the per-axis estimates; `nil` when there is
+    /// none, or only gpsd's placeholder for "no DOP" (see `ErrorPlaceholders`).
     var horizontalError: Double? {
-        if let eph { return eph }
-        if let epx, let epy { return (epx * epx + epy * epy).squareRoot() }
+        if let eph, !ErrorPlaceholders.isPlaceholder(eph: eph) { return eph }
+        if let epx, let epy, !ErrorPlaceholders.isPlaceholder(epxy: epx), !ErrorPlaceholders.isPlaceholder(epxy: epy) {
+            return (epx * epx + epy * epy).squareRoot()
+        }
         return nil
     }
 }

@@ -16,12 +16,18 @@ struct GPSDSession {
     let endpoint: GPSDEndpoint
     let rules: FixAcceptanceRules
     let logger: Logger
+    let receivers: ReceiverMemory
 
     func run(wake: WakePipe) -> Result<Fix, FixError> {
+        var evaluator = FixEvaluator(rules: rules, startNanoseconds: CGPS_monotonic_ns(), receivers: receivers.snapshot)
+        defer { receivers.record(evaluator.receivers) }
+        return run(wake: wake, evaluator: &evaluator)
+    }
+
+    private func run(wake: WakePipe, evaluator: inout FixEvaluator) -> Result<Fix, FixError> {
         // Cancelled before this thread got to run (the device went to the background while
         // threads queued up): no connection at all, and no watch that would wake the receiver.
         if Self.hasFired(wake) { return .failure(.cancelled) }
-        let start = CGPS_monotonic_ns()
         var openError: Int32 = 0
         guard let connection = CGPS_open(endpoint.host, String(endpoint.port), &openError) else {
             return .failure(.gpsdUnreachable(endpoint: endpoint.description, reason: Self.text(openError)))
@@ -37,7 +43,6 @@ struct GPSDSession {
             return .failure(.connectionLost(reason: "enabling the watch failed: \(Self.text(watchError))"))
         }
 
-        var evaluator = FixEvaluator(rules: rules, startNanoseconds: start)
         var report = CGPS_report()
         while true {
             let now = CGPS_monotonic_ns()
@@ -59,8 +64,13 @@ struct GPSDSession {
                             "time": "\(position.timeSeconds.map { "\($0)" } ?? "none")",
                         ])
                 }
+                let wasHolding = evaluator.isHoldingAReport
                 switch evaluator.consume(parsed) {
-                case .wait: continue
+                case .wait:
+                    if !wasHolding, evaluator.isHoldingAReport {
+                        logger.debug("holding the report for the next one", metadata: ["wait_ms": "\(rules.firstReportWait.nanosecondsValue / 1_000_000)"])
+                    }
+                    continue
                 case .accept(let fix):
                     if let refused = fix.refusedReceiverTime {
                         logger.warning(
@@ -77,6 +87,11 @@ struct GPSDSession {
             case Int32(CGPS_READ_CLOSED):
                 // No WATCH_DISABLE: the peer is gone, and writing to it would only fail.
                 CGPS_close(connection)
+                // What was already good enough is not thrown away with the connection.
+                if let fix = evaluator.bestWhenClosed() {
+                    logger.debug("gpsd closed the connection: taking the best report seen", metadata: ["fallback": "\(fix.acceptedAsFallback == true)"])
+                    return .success(fix)
+                }
                 return .failure(.connectionLost(reason: "gpsd closed the connection"))
             default:
                 let reason = "waiting for gpsd failed: \(Self.text(errno))"

@@ -41,6 +41,10 @@ public struct Fix: Sendable, Hashable, Codable {
     /// From the start of the attempt to the accepted report, in milliseconds.
     public var timeToFixMilliseconds: Double?
     public var origin: FixOrigin
+    /// `true` when no report met the error bound and this one, within the looser fallback
+    /// bound, was taken when the attempt ended (timeout, or gpsd closing the connection);
+    /// `nil` otherwise.
+    public var acceptedAsFallback: Bool?
 
     public init(
         latitude: Double,
@@ -53,7 +57,8 @@ public struct Fix: Sendable, Hashable, Codable {
         receivedAt: UTCTimestamp,
         timeToFixMilliseconds: Double? = nil,
         origin: FixOrigin,
-        refusedReceiverTime: UTCTimestamp? = nil
+        refusedReceiverTime: UTCTimestamp? = nil,
+        acceptedAsFallback: Bool? = nil
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -66,6 +71,7 @@ public struct Fix: Sendable, Hashable, Codable {
         self.timeToFixMilliseconds = timeToFixMilliseconds
         self.origin = origin
         self.refusedReceiverTime = refusedReceiverTime
+        self.acceptedAsFallback = acceptedAsFallback
     }
 
     /// The best available time of the fix: the receiver's, else the arrival time.
@@ -83,5 +89,6 @@ public struct Fix: Sendable, Hashable, Codable {
         case timeToFixMilliseconds = "time_to_fix_ms"
         case origin
         case refusedReceiverTime = "refused_receiver_time"
+        case acceptedAsFallback = "fallback"
     }
 }

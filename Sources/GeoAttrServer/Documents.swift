@@ -10,9 +10,11 @@ struct StatusDocument: Encodable {
         var endedAt: String
         var result: String
         var error: String?
+        /// On success: whether the fix was a fallback.
+        var fallback: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case trigger, result, error
+            case trigger, result, error, fallback
             case startedAt = "started_at", endedAt = "ended_at"
         }
     }
@@ -47,7 +49,8 @@ struct StatusDocument: Encodable {
         lastAttempt = status.lastAttempt.map { attempt in
             Attempt(
                 trigger: attempt.trigger.rawValue, startedAt: attempt.startedAt.iso8601, endedAt: attempt.endedAt.iso8601,
-                result: attempt.error?.code ?? "fix", error: attempt.error?.description)
+                result: attempt.error?.code ?? "fix", error: attempt.error?.description,
+                fallback: attempt.error == nil ? attempt.fallback : nil)
         }
         nextFixAt = status.nextFixAt?.iso8601
         refreshTokens = status.refreshTokens

@@ -14,8 +14,13 @@ struct FixCommand: AsyncParsableCommand {
         commandName: "fix",
         abstract: "Take one fix from gpsd and print it as one JSON object.",
         discussion: """
-            Prints {"lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms"}.
-            error_m is null when the receiver gives no error estimate; time is the receiver's
+            Prints {"lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms", "fallback"}.
+            error_m is null when the receiver gives no error estimate (or only gpsd's "no DOP"
+            placeholder); fallback is true when no report met --max-error and the best one within
+            --fallback-error was taken at the timeout or when gpsd closed the connection. The
+            first report of the connection, and a report without an estimate from a receiver
+            not yet seen never to send one, waits up to --first-report-wait for the next report,
+            and the better of the two is printed. time is the receiver's
             UTC time (corrected for GPS week rollover) or null when the accepted report had none
             or one that cannot be right (before 2024, or over a year ahead of the system clock).
 
@@ -36,6 +41,9 @@ struct FixCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("fallback-error"), help: "On timeout, accept the best fix seen within this many metres.")
     var fallbackError: Double = 500
+
+    @Option(name: .customLong("first-report-wait"), help: "Seconds the first report waits for a better next one (0: none).")
+    var firstReportWait: Double = 1
 
     @Option(name: .customLong("no-satellite-timeout"), help: "Give up early after this many seconds without any satellite signal.")
     var noSatelliteTimeout: Double = 20
@@ -63,6 +71,9 @@ struct FixCommand: AsyncParsableCommand {
         guard fallbackError.isFinite, fallbackError >= maxError else {
             throw ValidationError("--fallback-error must be at least --max-error")
         }
+        guard firstReportWait.isFinite, firstReportWait >= 0, firstReportWait <= 60 else {
+            throw ValidationError("--first-report-wait must be 0 to 60 seconds")
+        }
         guard noSatelliteTimeout.isFinite, noSatelliteTimeout > 0 else {
             throw ValidationError("--no-satellite-timeout must be above 0")
         }
@@ -89,6 +100,7 @@ struct FixCommand: AsyncParsableCommand {
         rules.minimumMode = FixMode(rawValue: minimumMode) ?? .twoDimensional
         rules.acceptUnknownError = !requireErrorEstimate
         rules.requireTime = requireTime
+        rules.firstReportWait = .milliseconds(Int64((firstReportWait * 1000).rounded()))
 
         let source = GPSDFixSource(endpoint: endpoint, rules: rules, logger: Logger(label: "geoattrctl.fix"))
         do {
@@ -110,6 +122,7 @@ struct FixOutput: Encodable {
     var errorM: Double?
     var time: String?
     var timeToFixMs: Double?
+    var fallback: Bool
 
     init(_ fix: Fix) {
         lat = fix.latitude
@@ -119,10 +132,11 @@ struct FixOutput: Encodable {
         errorM = fix.horizontalErrorMeters
         time = fix.receiverTime?.iso8601
         timeToFixMs = fix.timeToFixMilliseconds.map { ($0 * 10).rounded() / 10 }
+        fallback = fix.acceptedAsFallback == true
     }
 
     enum CodingKeys: String, CodingKey {
-        case lat, lon, altM = "alt_m", mode, errorM = "error_m", time, timeToFixMs = "time_to_fix_ms"
+        case lat, lon, altM = "alt_m", mode, errorM = "error_m", time, timeToFixMs = "time_to_fix_ms", fallback
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -134,6 +148,7 @@ struct FixOutput: Encodable {
         try container.encode(errorM, forKey: .errorM)
         try container.encode(time, forKey: .time)
         try container.encode(timeToFixMs, forKey: .timeToFixMs)
+        try container.encode(fallback, forKey: .fallback)
     }
 
     func json() throws -> String {

@@ -22,7 +22,8 @@ struct FixCommandTests {
             let lines = result.stdout.split(separator: "\n")
             #expect(lines.count == 1)
             let object = try json(String(lines.first ?? ""))
-            #expect(Set(object.keys) == ["lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms"])
+            #expect(Set(object.keys) == ["lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms", "fallback"])
+            #expect(object["fallback"] as? Bool == false)
             let lat = try #require(object["lat"] as? Double)
             let lon = try #require(object["lon"] as? Double)
             #expect(abs(lat - Self.position.latitude) < 1e-6)
@@ -50,6 +51,24 @@ struct FixCommandTests {
         #expect(result.stderr.contains("unreachable"))
         // Refused at once, not after the 30 s timeout (a loose bound for a loaded machine).
         #expect(result.elapsed < .seconds(15))
+    }
+
+    @Test("gpsd closes the connection after a fallback-eligible report: that fix, exit 0, marked as a fallback")
+    func fallbackWhenGPSDCloses() async throws {
+        let coarse = NMEATrack.Epoch(latitude: Self.position.latitude, longitude: Self.position.longitude, mode: 3, hdop: 15)  // 285 m
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(coarse, 400)).render()) { gpsfake in
+            async let running = CommandResult.run(Self.geoattrctl, ["fix", "--gpsd", gpsfake.endpoint, "--timeout", "60"])
+            // gpsd goes away while the CLI holds only coarse reports (one a few tenths of a second).
+            try await Task.sleep(for: .seconds(3))
+            await gpsfake.stop()
+            let result = try await running
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let object = try json(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(object["fallback"] as? Bool == true)
+            let error = try #require(object["error_m"] as? Double)
+            #expect(error > 100 && error <= 500)
+            #expect(result.elapsed < .seconds(30))
+        }
     }
 
     @Test("the track never gets a fix: exit 75 within the timeout")

@@ -13,25 +13,34 @@ struct FixEvaluatorTests {
 
     static func tpv(
         at seconds: Double, mode: Int = 3, latitude: Double? = 48.85, longitude: Double? = 2.29,
-        eph: Double? = 20, time: Int64? = 1_795_000_000
+        eph: Double? = 20, time: Int64? = 1_795_000_000, device: String = "/dev/ttyACM0"
     ) -> GPSDReport {
         .position(
             GPSDReport.PositionReport(
-                mode: mode, latitude: latitude, longitude: longitude, altitudeMSL: 35, altitudeHAE: 80,
+                mode: mode, latitude: latitude, longitude: longitude, altitudeMSL: mode >= 3 ? 35 : nil, altitudeHAE: mode >= 3 ? 80 : nil,
                 eph: eph, epx: nil, epy: nil, timeSeconds: time,
                 receivedNanoseconds: Int64(seconds * 1e9),
-                receivedRealtimeNanoseconds: now2026 + Int64(seconds * 1e9)))
+                receivedRealtimeNanoseconds: now2026 + Int64(seconds * 1e9), device: device))
     }
 
     static func sky(at seconds: Double, withSignal: Int) -> GPSDReport {
         .sky(GPSDReport.SkyReport(satellitesVisible: 6, satellitesUsed: 0, satellitesWithSignal: withSignal, receivedNanoseconds: Int64(seconds * 1e9)))
     }
 
-    func evaluator(_ configure: (inout FixAcceptanceRules) -> Void = { _ in }) -> FixEvaluator {
+    /// Without the first-report wait unless `configure` sets one: most rules are about single
+    /// reports; the wait has tests of its own below.
+    func evaluator(
+        receivers: [String: FixEvaluator.EstimateHistory] = [:], _ configure: (inout FixAcceptanceRules) -> Void = { _ in }
+    ) -> FixEvaluator {
         var rules = FixAcceptanceRules()
         rules.timeout = .seconds(30)
+        rules.firstReportWait = .zero
         configure(&rules)
-        return FixEvaluator(rules: rules, startNanoseconds: 0)
+        return FixEvaluator(rules: rules, startNanoseconds: 0, receivers: receivers)
+    }
+
+    func waiting(receivers: [String: FixEvaluator.EstimateHistory] = [:]) -> FixEvaluator {
+        evaluator(receivers: receivers) { $0.firstReportWait = .seconds(1) }
     }
 
     func acceptedFix(_ step: FixEvaluator.Step) -> Fix? {
@@ -57,11 +66,11 @@ struct FixEvaluatorTests {
         #expect(evaluator.consume(Self.tpv(at: 2, mode: 0, latitude: nil, longitude: nil, eph: nil)) == .wait)
     }
 
-    @Test("the first 2D report after no fix carries the stale 1899.8 m estimate: wait for the next")
+    @Test("the first 2D report after no fix carries the 1899.81 m placeholder: wait for the next")
     func staleEstimateAfterNoFix() throws {
         var evaluator = evaluator()
         _ = evaluator.consume(Self.tpv(at: 1, mode: 1, latitude: nil, longitude: nil, eph: nil))
-        #expect(evaluator.consume(Self.tpv(at: 2, mode: 2, eph: 1899.8)) == .wait)
+        #expect(evaluator.consume(Self.tpv(at: 2, mode: 2, eph: 1899.81)) == .wait)
         let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 3, mode: 2, eph: 17.1))))
         #expect(fix.horizontalErrorMeters == 17.1)
     }
@@ -218,6 +227,133 @@ struct FixEvaluatorTests {
         #expect(!WeekRollover.isPlausible(UTCTimestamp(seconds: WeekRollover.saneClockSeconds - 1), systemClock: clock))
         // A system clock before 2024 cannot judge.
         #expect(WeekRollover.isPlausible(UTCTimestamp(seconds: 100), systemClock: UTCTimestamp(seconds: 200)))
+    }
+
+    // MARK: The first report of a session
+
+    @Test("an RMC-only first report waits, and the full report of the same epoch wins")
+    func firstReportWaitsForTheFullOne() throws {
+        var evaluator = waiting()
+        #expect(evaluator.consume(Self.tpv(at: 1.0, mode: 2, eph: nil)) == .wait)
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 1.2, mode: 3, eph: 12))))
+        #expect(fix.mode == .threeDimensional)
+        #expect(fix.horizontalErrorMeters == 12)
+        #expect(fix.altitudeMeters == 35)
+        #expect(fix.timeToFixMilliseconds == 1200)
+        #expect(evaluator.receivers["/dev/ttyACM0"] == .sendsEstimates)
+    }
+
+    @Test("the wait is bounded by time: with no next report the first one is taken")
+    func firstReportWaitIsBoundedByTime() throws {
+        var evaluator = waiting()
+        #expect(evaluator.consume(Self.tpv(at: 1.0, mode: 2, eph: nil)) == .wait)
+        #expect(evaluator.nextDecisionNanoseconds == 2 * Self.second)
+        #expect(evaluator.check(now: 1_900_000_000) == .wait)
+        let fix = try #require(acceptedFix(evaluator.check(now: 2 * Self.second)))
+        #expect(fix.mode == .twoDimensional)
+        #expect(fix.horizontalErrorMeters == nil)
+    }
+
+    @Test("the wait is bounded by one report: a worse or unusable next report keeps the first")
+    func firstReportWaitIsBoundedByOneReport() throws {
+        var worse = waiting()
+        #expect(worse.consume(Self.tpv(at: 1.0, latitude: 10, eph: 20)) == .wait)
+        let kept = try #require(acceptedFix(worse.consume(Self.tpv(at: 1.5, latitude: 11, eph: 60))))
+        #expect(kept.latitude == 10)
+        var unusable = waiting()
+        #expect(unusable.consume(Self.tpv(at: 1.0, latitude: 10, eph: 20)) == .wait)
+        let first = try #require(acceptedFix(unusable.consume(Self.tpv(at: 1.5, mode: 1, latitude: nil, longitude: nil, eph: nil))))
+        #expect(first.latitude == 10)
+    }
+
+    @Test("the better of two: 3D over 2D, an estimate over none, the smaller estimate")
+    func betterReport() {
+        func report(mode: Int, eph: Double?) -> (GPSDReport.PositionReport, Double?) {
+            guard case .position(let position) = Self.tpv(at: 1, mode: mode, eph: eph) else { return (Self.emptyReport, nil) }
+            return (position, position.horizontalError)
+        }
+        let d3 = report(mode: 3, eph: 80), d2 = report(mode: 2, eph: 5), none3 = report(mode: 3, eph: nil), small3 = report(mode: 3, eph: 4)
+        #expect(FixEvaluator.isBetter(d3.0, d3.1, than: d2.0, d2.1))
+        #expect(FixEvaluator.isBetter(d3.0, d3.1, than: none3.0, none3.1))
+        #expect(!FixEvaluator.isBetter(none3.0, none3.1, than: d3.0, d3.1))
+        #expect(FixEvaluator.isBetter(small3.0, small3.1, than: d3.0, d3.1))
+    }
+
+    static let emptyReport = GPSDReport.PositionReport(
+        mode: 0, eph: nil, epx: nil, epy: nil, timeSeconds: nil, receivedNanoseconds: 0, receivedRealtimeNanoseconds: 0)
+
+    @Test("a receiver that never sends an estimate is learned, and then not waited on")
+    func receiverWithoutEstimatesIsLearned() throws {
+        var first = waiting()
+        #expect(first.consume(Self.tpv(at: 1.0, mode: 2, eph: nil)) == .wait)
+        #expect(acceptedFix(first.consume(Self.tpv(at: 2.0, mode: 2, eph: nil))) != nil)
+        #expect(first.receivers["/dev/ttyACM0"] == .neverSendsEstimates)
+        // The next attempt (the daemon's memory, or later reports in the same connection).
+        var next = waiting(receivers: first.receivers)
+        let fix = try #require(acceptedFix(next.consume(Self.tpv(at: 1.0, mode: 2, eph: nil))))
+        #expect(fix.horizontalErrorMeters == nil)
+        // Another device behind the same gpsd is not assumed to be the same.
+        var other = waiting(receivers: first.receivers)
+        #expect(other.consume(Self.tpv(at: 1.0, mode: 2, eph: nil, device: "/dev/ttyUSB1")) == .wait)
+    }
+
+    @Test("a receiver that sends estimates still waits on its first report of a session")
+    func firstReportOfAnEstimatingReceiverWaits() {
+        var evaluator = waiting(receivers: ["/dev/ttyACM0": .sendsEstimates])
+        #expect(evaluator.consume(Self.tpv(at: 1.0, eph: 20)) == .wait)
+        #expect(acceptedFix(evaluator.consume(Self.tpv(at: 2.0, eph: 15)))?.horizontalErrorMeters == 15)
+    }
+
+    // MARK: Estimates and placeholders
+
+    @Test("only gpsd's exact no-DOP placeholders mean no estimate", arguments: [1899.81, 474.9525, 1899.8099999])
+    func placeholdersMeanNoEstimate(eph: Double) throws {
+        var evaluator = evaluator()
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 1, eph: eph))))
+        #expect(fix.horizontalErrorMeters == nil)
+    }
+
+    @Test("any other estimate is judged, however large: a 5 km estimate is refused", arguments: [5000.0, 1899.0, 1900.0, 2500.0])
+    func largeEstimatesAreJudged(eph: Double) {
+        var evaluator = evaluator()
+        #expect(evaluator.consume(Self.tpv(at: 1, eph: eph)) == .wait)
+        #expect(evaluator.check(now: 30 * Self.second) == .fail(.noFix(timeoutSeconds: 30, reports: 1, bestErrorMeters: eph)))
+    }
+
+    @Test func epxEpyPlaceholdersMeanNoEstimate() throws {
+        var evaluator = evaluator()
+        let report = GPSDReport.position(
+            GPSDReport.PositionReport(
+                mode: 3, latitude: 1, longitude: 1, eph: nil, epx: 1499.85, epy: 1499.85, timeSeconds: nil,
+                receivedNanoseconds: Self.second, receivedRealtimeNanoseconds: Self.now2026))
+        #expect(try #require(acceptedFix(evaluator.consume(report))).horizontalErrorMeters == nil)
+    }
+
+    // MARK: Fallbacks
+
+    @Test("a fallback taken at the timeout says so")
+    func timeoutFallbackIsMarked() throws {
+        var evaluator = evaluator()
+        #expect(evaluator.consume(Self.tpv(at: 1, eph: 300)) == .wait)
+        let fix = try #require(acceptedFix(evaluator.check(now: 30 * Self.second)))
+        #expect(fix.acceptedAsFallback == true)
+    }
+
+    @Test("when gpsd closes the connection, a fallback or a waiting report is kept")
+    func bestWhenClosed() throws {
+        var fallback = evaluator()
+        #expect(fallback.bestWhenClosed() == nil)
+        _ = fallback.consume(Self.tpv(at: 1, eph: 300))
+        let kept = try #require(fallback.bestWhenClosed())
+        #expect(kept.horizontalErrorMeters == 300)
+        #expect(kept.acceptedAsFallback == true)
+        var pending = waiting()
+        _ = pending.consume(Self.tpv(at: 1, eph: 20))
+        let waitingFix = try #require(pending.bestWhenClosed())
+        #expect(waitingFix.acceptedAsFallback == nil)
+        var refused = evaluator()
+        _ = refused.consume(Self.tpv(at: 1, eph: 900))
+        #expect(refused.bestWhenClosed() == nil)
     }
 }
 

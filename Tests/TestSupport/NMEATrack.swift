@@ -22,6 +22,11 @@ public struct NMEATrack: Sendable {
         public var rmc = true
         /// Raw bytes written before the epoch's sentences (garbage, truncated sentences).
         public var noiseBefore: String = ""
+        /// RMC first, before GGA and GSA (as many receivers order an epoch): a gpsd that has just
+        /// opened the receiver then reports the epoch twice, from RMC alone and then in full.
+        public var rmcFirst = false
+        /// A GST sentence with these 1-sigma latitude and longitude errors in metres.
+        public var gst: (latitude: Double, longitude: Double)?
 
         public init(latitude: Double, longitude: Double, mode: Int, hdop: Double? = 1.2) {
             self.latitude = latitude
@@ -98,12 +103,14 @@ public struct NMEATrack: Sendable {
                 result.append(Self.sentence("GPGSV,\(messages),\(message + 1),\(String(format: "%02d", count))\(body)"))
             }
         }
+        if let gst = epoch.gst, hasFix {
+            result.append(Self.sentence(String(format: "GPGST,%@,1.5,2.0,1.0,45.0,%.1f,%.1f,3.0", time, gst.latitude, gst.longitude)))
+        }
         if epoch.rmc {
-            if hasFix {
-                result.append(Self.sentence("GPRMC,\(time),A,\(lat),\(ns),\(lon),\(ew),0.0,0.0,\(date),,,A"))
-            } else {
-                result.append(Self.sentence("GPRMC,\(time),V,,,,,,,\(date),,,N"))
-            }
+            let rmc = hasFix
+                ? Self.sentence("GPRMC,\(time),A,\(lat),\(ns),\(lon),\(ew),0.0,0.0,\(date),,,A")
+                : Self.sentence("GPRMC,\(time),V,,,,,,,\(date),,,N")
+            if epoch.rmcFirst { result.insert(rmc, at: 0) } else { result.append(rmc) }
         }
         return result
     }

@@ -71,6 +71,7 @@ typedef struct CGPS_report {
     int64_t received_realtime_ns;     // CLOCK_REALTIME when the line was parsed
     CGPS_fix fix;                     // valid for CGPS_REPORT_TPV
     CGPS_sky sky;                     // valid for CGPS_REPORT_SKY
+    char device[128];                 // TPV: the device that sent it, NUL-terminated ("" unknown)
 } CGPS_report;
 
 /// Results of `CGPS_wait_read`.
