@@ -41,10 +41,12 @@ enum FileIO {
         access(path, R_OK) == 0
     }
 
-    /// Writes to `path.tmp` and renames, so a reader never sees a half-written index.
+    /// Writes to a new file beside `path` and renames, so a reader never sees a half-written
+    /// index. The new file's name cannot be guessed and it is created with `O_EXCL | O_NOFOLLOW`,
+    /// so nothing planted beside the index is written through.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(BuildError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let temporary = "\(path).tmp-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .cannotWrite(path: temporary, errno: errno) }
         var failure: Int32 = 0
         bytes.withUnsafeBytes { buffer in
