@@ -13,7 +13,7 @@ import GeoAttrModel
 ///   report is never deferred twice in a row, so a receiver flapping between modes still fixes.
 /// - gpsd opens the receiver when the first client watches, and its first report for an epoch
 ///   is often built from the RMC sentence alone (2D, no altitude, no estimate); the full report
-///   for the same epoch follows within a second. So the first acceptable report of a session,
+///   for the same epoch follows within a second. So the session's first report with a position,
 ///   and any acceptable report without an estimate from a receiver not known never to send one,
 ///   waits for one more report, at most `firstReportWait`; then the better of the two is kept
 ///   (3D over 2D, an estimate over none, a smaller estimate over a larger one).
@@ -51,6 +51,7 @@ struct FixEvaluator {
     private(set) var receivers: [String: EstimateHistory]
     private var previous: GPSDReport.PositionReport?
     private var deferredPrevious = false
+    private var sawPositionBefore = false
     private var candidate: Candidate?
     private var fallback: (report: GPSDReport.PositionReport, error: Double)?
     private var bestError: Double?
@@ -127,6 +128,9 @@ struct FixEvaluator {
     private mutating func evaluate(_ report: GPSDReport.PositionReport) -> Step {
         let previousWasDeferred = deferredPrevious
         deferredPrevious = false
+        // The session's first report with a position: the first that may be RMC alone.
+        let sawPosition = sawPositionBefore
+        if report.mode >= 2, report.latitude != nil { sawPositionBefore = true }
         guard report.mode >= rules.minimumMode.rawValue,
             let latitude = report.latitude, let longitude = report.longitude,
             PositionValidity.isPlausible(latitude: latitude, longitude: longitude),
@@ -164,7 +168,7 @@ struct FixEvaluator {
             return .accept(makeFix(best.0, error: best.1))
         }
         let history = receivers[report.device]
-        let waits = rules.firstReportWait > .zero && history != .neverSendsEstimates && (positionReports == 1 || error == nil)
+        let waits = rules.firstReportWait > .zero && history != .neverSendsEstimates && (!sawPosition || error == nil)
         guard waits else { return .accept(makeFix(report, error: error)) }
         candidate = Candidate(report: report, error: error, deadline: report.receivedNanoseconds + rules.firstReportWait.nanosecondsValue)
         return check(now: report.receivedNanoseconds)

@@ -243,6 +243,17 @@ struct FixEvaluatorTests {
         #expect(evaluator.receivers["/dev/ttyACM0"] == .sendsEstimates)
     }
 
+    @Test("after no-fix reports, the first report with a position waits too: the 3D one after it wins")
+    func firstPositionAfterNoFixWaits() throws {
+        var evaluator = waiting()
+        _ = evaluator.consume(Self.tpv(at: 0.5, mode: 1, latitude: nil, longitude: nil, eph: nil))
+        #expect(evaluator.consume(Self.tpv(at: 1.0, mode: 2, eph: 54.72)) == .wait)
+        let fix = try #require(acceptedFix(evaluator.consume(Self.tpv(at: 2.0, mode: 3, eph: 54.72))))
+        #expect(fix.mode == .threeDimensional)
+        // Later reports with an estimate do not wait.
+        #expect(acceptedFix(evaluator.consume(Self.tpv(at: 3.0, mode: 3, eph: 30))) != nil)
+    }
+
     @Test("the wait is bounded by time: with no next report the first one is taken")
     func firstReportWaitIsBoundedByTime() throws {
         var evaluator = waiting()
