@@ -8,7 +8,7 @@ lines arrive) and reports:
   overhead  from gpsd writing the accepted TPV, to geoattrctl printing the fix;
   cadence   the interval between TPV reports (what a one-shot client waits for, on average half);
   ttf       geoattrctl's own time_to_fix_ms (connect to accepted report).
-Usage: scripts/measure-fix.py [--runs N] [--cycle SECONDS]   (after `swift build`)
+Usage: scripts/measure-fix.py [--runs N] [--cycle SECONDS] [--first-report-wait SECONDS]   (after `swift build`)
 """
 import argparse, json, os, random, re, socket, subprocess, sys, tempfile, threading, time
 
@@ -48,6 +48,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--cycle", type=float, default=0.05)
+    parser.add_argument("--first-report-wait", type=float, default=None,
+                        help="passed to geoattrctl fix (default: its own, 1 s; 0: no wait)")
     args = parser.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     binpath = subprocess.run(["swift", "build", "--show-bin-path"], cwd=root, capture_output=True, text=True).stdout.strip()
@@ -76,7 +78,8 @@ def main():
         releases, overheads, ttfs = [], [], []
         for run in range(args.runs):
             start_index = len(lines)
-            proc = subprocess.Popen([geoattrctl, "fix", "--gpsd", "127.0.0.1:%d" % port, "--timeout", "20"],
+            wait = [] if args.first_report_wait is None else ["--first-report-wait", str(args.first_report_wait)]
+            proc = subprocess.Popen([geoattrctl, "fix", "--gpsd", "127.0.0.1:%d" % port, "--timeout", "20"] + wait,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             out = proc.stdout.readline()
             printed = time.monotonic_ns()
