@@ -282,6 +282,8 @@ def run_recording(log, args, rng, workdir):
                 seen_at_start = len(replay.tpv_times)
             started = time.monotonic()
             cmd = [args.geoattrctl, "fix", "--gpsd", "127.0.0.1:%d" % replay.port, "--timeout", "%g" % args.timeout]
+            if args.first_report_wait is not None:
+                cmd += ["--first-report-wait", "%g" % args.first_report_wait]
             client = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             out = client.stdout.readline()
             printed_at = time.monotonic()
@@ -408,6 +410,8 @@ def main():
     parser.add_argument("--cycle", type=float, default=0.1, help="gpsfake -c: seconds between sentences/packets (default 0.1)")
     parser.add_argument("--seed", type=int, default=1, help="start points of the clients (default 1)")
     parser.add_argument("--json", help="also write every run as JSON to this file")
+    parser.add_argument("--first-report-wait", type=float, default=None,
+                        help="geoattrctl fix --first-report-wait (default: its own, 1 s; 0: no wait)")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
