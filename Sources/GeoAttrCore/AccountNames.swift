@@ -9,7 +9,7 @@ package enum AccountNames {
         lookUp({ getpwnam_r(name, &$0, $1, $2, &$3) }) { (entry: passwd) in entry.pw_uid }
     }
 
-    /// The gid of a group name or number; `nil` when there is no such group.
+    /// The gid of a group name (`nil` when there is no such group), or a number taken as it is.
     package static func gid(named name: String) -> UInt32? {
         if let number = UInt32(name) { return number }
         return lookUp({ getgrnam_r(name, &$0, $1, $2, &$3) }) { (entry: group) in entry.gr_gid }

@@ -37,6 +37,10 @@ public struct CacheFile: CacheStore {
     public static let fileName = "cache.json"
     /// A cache larger than this is not ours.
     static let maximumSize = 64 * 1024
+    /// 2024-01-01: a clock before this has not been set.
+    static let earliestSaneClockSeconds: Int64 = 1_704_067_200
+    /// 2100-01-01 in milliseconds: the bound when the clock cannot judge.
+    static let latestPlausibleGeneration: UInt64 = 4_102_444_800_000
 
     public let directory: String
     public var path: String { "\(directory)/\(Self.fileName)" }
@@ -77,10 +81,15 @@ public struct CacheFile: CacheStore {
             throw setAside(reason: "position \(fix.latitude), \(fix.longitude) is not on Earth")
         }
         // Generations are wall-clock milliseconds at least, and each result's is one more than the
-        // last: one far in the future would pin every later generation (and ETag) to it.
-        let latestPlausible = UTCTimestamp.now().generationMilliseconds(plusSeconds: 86_400)
+        // last: one far in the future would pin every later generation (and ETag) to it. A device
+        // without a real-time clock boots with a clock far behind (systemd's build date, 1970):
+        // then only an absolute bound is applied, so its cache is not thrown away at every boot.
+        let now = UTCTimestamp.now()
+        let clockIsSane = now.seconds >= Self.earliestSaneClockSeconds
+        let latestPlausible = clockIsSane ? now.generationMilliseconds(plusSeconds: 86_400) : Self.latestPlausibleGeneration
         guard envelope.result.generation <= latestPlausible else {
-            throw setAside(reason: "generation \(envelope.result.generation) is beyond the clock plus a day")
+            throw setAside(
+                reason: "generation \(envelope.result.generation) is beyond " + (clockIsSane ? "the clock plus a day" : "the year 2100"))
         }
         return envelope.result
     }

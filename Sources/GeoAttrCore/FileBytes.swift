@@ -89,7 +89,7 @@ package enum FileBytes {
         var fd: Int32 = -1
         // A name taken by chance (or by someone guessing) is passed over, not opened.
         for _ in 0..<8 where fd < 0 {
-            temporary = temporaryName(for: name)
+            temporary = uniqueName(for: name, role: "tmp")
             fd = openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
             if fd < 0, errno != EEXIST { break }
         }
@@ -100,10 +100,11 @@ package enum FileBytes {
             unlinkat(directoryFD, temporary, 0)
             return WriteError(reason: "\(step) \(directory)/\(temporary): \(reason)")
         }
-        guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("setting the mode of") }
+        // The group before the mode: until then the file has the daemon's primary group.
         if let group, fchown(fd, uid_t.max, gid_t(group)) != 0 {
             throw fail("setting group \(group) on")
         }
+        guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("setting the mode of") }
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
@@ -123,9 +124,10 @@ package enum FileBytes {
         _ = fsync(directoryFD)
     }
 
-    /// `NAME.tmp-PID-RANDOM`: the PID lets a later start tell a dead writer's file from a live one.
-    static func temporaryName(for name: String) -> String {
-        "\(name).tmp-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+    /// `NAME.ROLE-PID-RANDOM`: no one can guess it, and the PID lets a later start tell a dead
+    /// writer's leftover from a live one's.
+    package static func uniqueName(for name: String, role: String) -> String {
+        "\(name).\(role)-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
     }
 
     /// Removes the temporary files that writes of `path` left behind when the process writing

@@ -44,16 +44,9 @@ package struct FileWatcher: Sendable {
         wake.close()
     }
 
-    var directory: String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        let directory = String(path[..<slash])
-        return directory.isEmpty ? "/" : directory
-    }
+    var directory: String { FileBytes.split(path).directory }
 
-    var fileName: String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
+    var fileName: String { FileBytes.split(path).name }
 
     private func watch(wakeFD: Int32) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))

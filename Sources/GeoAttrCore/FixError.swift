@@ -22,7 +22,7 @@ public enum FixError: Error, Sendable, Hashable, CustomStringConvertible {
             return "gpsd is unreachable at \(endpoint) (\(reason)): is gpsd running and listening there? "
                 + "Try `systemctl status gpsd.socket gpsd` and `gpspipe -w -n 5`."
         case .connectionLost(let reason):
-            return "lost the connection to gpsd during the fix (\(reason)), and no report seen by then met the acceptance rules."
+            return "lost the connection to gpsd during the fix (\(reason))."
         case .noFix(let timeout, let reports, let best):
             let bestText = best.map { ", best horizontal error seen \(Self.format($0)) m" } ?? ""
             return "no acceptable fix within \(Self.format(timeout)) s (\(reports) reports\(bestText)): "

@@ -35,10 +35,15 @@ public struct StateFileWatcher: Service {
         self.onWatching = onWatching
     }
 
-    /// What the file says now: its state, the default when absent or empty, `nil` when its
-    /// content is invalid or it is not a regular file (the caller keeps what it had). Logs why,
-    /// never the content: whoever can write the file could otherwise write into the journal.
-    public static func read(path: String, defaultState: PowerState, logger: Logger) -> PowerState? {
+    /// What the file says now: its state, the default when absent (or empty, with
+    /// `emptyMeansDefault`), `nil` when its content is invalid or it is not a regular file (the
+    /// caller keeps what it had). Logs why, never the content: whoever can write the file could
+    /// otherwise write into the journal.
+    ///
+    /// - Parameter emptyMeansDefault: at start, an empty file (as tmpfiles creates it) means
+    ///   the default; while running, a supervisor writing in place truncates before it writes,
+    ///   and a read in between must not flip the state: then empty keeps what the caller has.
+    public static func read(path: String, defaultState: PowerState, logger: Logger, emptyMeansDefault: Bool = true) -> PowerState? {
         let bytes: [UInt8]
         do throws(FileBytes.ReadError) {
             guard let read = try FileBytes.read(path, limit: 4096) else { return defaultState }
@@ -55,8 +60,7 @@ public struct StateFileWatcher: Service {
             return nil
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        // Empty says nothing (tmpfiles creates the file empty): the configured default.
-        if text.trimmingWhitespace().isEmpty { return defaultState }
+        if text.trimmingWhitespace().isEmpty { return emptyMeansDefault ? defaultState : nil }
         guard let state = PowerState(stateFileContent: text) else {
             logger.warning("state file ignored: expected 'foreground' or 'background'", metadata: ["path": "\(path)", "bytes": "\(bytes.count)"])
             return nil
@@ -68,7 +72,7 @@ public struct StateFileWatcher: Service {
         let (path, defaultState, logger, onChange) = (path, defaultState, logger, onChange)
         let last = LastState(StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger))
         let watcher = FileWatcher(path: path, what: "state file", logger: logger, onWatching: onWatching) {
-            guard let state = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger),
+            guard let state = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger, emptyMeansDefault: false),
                 last.replace(with: state)
             else { return }
             onChange(state)

@@ -161,7 +161,9 @@ struct FixEvaluator {
         // Acceptable. With a report already waiting, this is the one it waited for.
         if let waiting = candidate {
             candidate = nil
-            if waiting.error == nil, error == nil, receivers[report.device] == nil {
+            // Evidence of a receiver without estimates: no error field at all, twice (a placeholder
+            // says the receiver has no DOP yet, not that it never sends one).
+            if waiting.report.hasNoErrorFields, report.hasNoErrorFields, receivers[report.device] == nil {
                 receivers[report.device] = .neverSendsEstimates
             }
             let best = Self.isBetter(report, error, than: waiting.report, waiting.error) ? (report, error) : (waiting.report, waiting.error)

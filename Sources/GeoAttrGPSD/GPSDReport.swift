@@ -86,6 +86,9 @@ extension GPSDReport {
 }
 
 extension GPSDReport.PositionReport {
+    /// Whether gpsd sent no error estimate of any kind, placeholder or not.
+    var hasNoErrorFields: Bool { eph == nil && epx == nil && epy == nil }
+
     /// gpsd's eph, else the radial combination of the per-axis estimates; `nil` when there is
     /// none, or only gpsd's placeholder for "no DOP" (see `ErrorPlaceholders`).
     var horizontalError: Double? {

@@ -88,17 +88,22 @@ struct GPSDSession {
                 // No WATCH_DISABLE: the peer is gone, and writing to it would only fail.
                 CGPS_close(connection)
                 // What was already good enough is not thrown away with the connection.
-                if let fix = evaluator.bestWhenClosed() {
-                    logger.debug("gpsd closed the connection: taking the best report seen", metadata: ["fallback": "\(fix.acceptedAsFallback == true)"])
-                    return .success(fix)
-                }
-                return .failure(.connectionLost(reason: "gpsd closed the connection"))
+                return keepBest(evaluator, orFail: "gpsd closed the connection")
             default:
                 let reason = "waiting for gpsd failed: \(Self.text(errno))"
                 CGPS_close(connection)
-                return .failure(.connectionLost(reason: reason))
+                return keepBest(evaluator, orFail: reason)
             }
         }
+    }
+
+    /// The connection is gone: what was already good enough is not thrown away with it.
+    private func keepBest(_ evaluator: FixEvaluator, orFail reason: String) -> Result<Fix, FixError> {
+        guard let fix = evaluator.bestWhenClosed() else {
+            return .failure(.connectionLost(reason: "\(reason), before any report met the acceptance rules"))
+        }
+        logger.debug("the connection to gpsd ended: taking the best report seen", metadata: ["fallback": "\(fix.acceptedAsFallback == true)"])
+        return .success(fix)
     }
 
     private func release(_ connection: OpaquePointer, after acceptedNanoseconds: Int64, fix: Fix) -> Fix {

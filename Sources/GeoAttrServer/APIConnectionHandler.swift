@@ -209,8 +209,13 @@ final class APIConnectionHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func channelWritabilityChanged(context channelContext: ChannelHandlerContext) {
-        if !channelContext.channel.isWritable, watch == nil, !busy, deadline == nil || !deadlineIsHead {
-            armHeadTimer(channelContext)
+        if watch == nil, !busy, head == nil {
+            // Answers backing up: the head timeout; taken again: back to the idle timeout.
+            if !channelContext.channel.isWritable, deadline == nil || !deadlineIsHead {
+                armHeadTimer(channelContext)
+            } else if channelContext.channel.isWritable, deadline != nil, deadlineIsHead {
+                armIdleTimer(channelContext)
+            }
         }
         watch?.writabilityChanged()
         channelContext.fireChannelWritabilityChanged()

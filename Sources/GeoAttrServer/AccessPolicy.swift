@@ -50,10 +50,6 @@ public struct AccessPolicy: Sendable, Hashable {
         self.daemonUID = daemonUID
     }
 
-    public func grant(uid: UInt32, gid: UInt32) -> Grant {
-        grant(uid: uid, groups: [gid])
-    }
-
     /// - Parameter groups: the primary and supplementary groups.
     public func grant(uid: UInt32, groups: Set<UInt32>) -> Grant {
         if uid == 0 || uid == daemonUID {

@@ -19,6 +19,8 @@ struct PeerIdentity: Sendable, Hashable {
     /// What this peer is granted under `policy`. Whatever cannot be known about the peer is
     /// resolved towards less access, never more.
     func grant(under policy: AccessPolicy) -> Grant {
+        // Credentials the kernel would not give: nobody, who may see nothing.
+        guard uid != .max else { return Grant(level: .none) }
         guard let groups else {
             // The supplementary groups are unknown: a gid rule might apply, so only a uid rule
             // or a policy without gid rules decides.

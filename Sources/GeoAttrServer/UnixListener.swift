@@ -28,7 +28,7 @@ public enum UnixListener {
         if fstatat(directoryFD, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, existing.st_mode & S_IFMT != S_IFSOCK {
             throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another socket.path")
         }
-        let staging = "\(name).staging-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
+        let staging = FileBytes.uniqueName(for: name, role: "staging")
         guard mkdirat(directoryFD, staging, 0o700) == 0 else {
             throw Failure(description: "cannot create \(staging) in \(directory): \(errorText())")
         }

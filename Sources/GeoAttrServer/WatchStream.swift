@@ -68,7 +68,7 @@ final class WatchStream: Sendable {
             }
             heartbeats.cancel()
             channel.eventLoop.execute {
-                outbox.value.discard()
+                outbox.value.close()
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
                 // A client that does not read would hold the end, and the connection, for ever.
                 let deadline = channel.eventLoop.scheduleTask(in: Self.endGrace) { channel.close(promise: nil) }
@@ -94,8 +94,10 @@ final class WatchStream: Sendable {
         channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
     }
 
-    /// Ends the stream cleanly.
+    /// Ends the stream cleanly. On the event loop (the handler's), nothing rendered before is
+    /// written after this returns.
     func finish() {
+        if channel.eventLoop.inEventLoop { outbox.value.close() }
         finishing.yield()
         finishing.finish()
     }

@@ -48,6 +48,17 @@ struct StateFileWatcherTests {
         #expect(StateFileWatcher.read(path: path, defaultState: .foreground, logger: logger) == nil)
     }
 
+    @Test("empty means the default at start, and keeps the state while running (a writer truncates first)")
+    func emptyFile() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("", to: "state")
+        let logger = Logger(label: "test")
+        #expect(StateFileWatcher.read(path: path, defaultState: .background, logger: logger) == .background)
+        #expect(StateFileWatcher.read(path: path, defaultState: .background, logger: logger, emptyMeansDefault: false) == nil)
+        _ = try directory.write(" \n", to: "state")
+        #expect(StateFileWatcher.read(path: path, defaultState: .foreground, logger: logger) == .foreground)
+    }
+
     @Test("write, replace by rename, delete, re-create: every change is seen")
     func followsTheFileThroughItsLife() async throws {
         let directory = try TemporaryDirectory()

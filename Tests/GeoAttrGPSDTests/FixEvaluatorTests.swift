@@ -308,6 +308,14 @@ struct FixEvaluatorTests {
         #expect(other.consume(Self.tpv(at: 1.0, mode: 2, eph: nil, device: "/dev/ttyUSB1")) == .wait)
     }
 
+    @Test("placeholders in a row are no evidence of a receiver without estimates")
+    func placeholdersDoNotMarkAReceiver() throws {
+        var evaluator = waiting()
+        #expect(evaluator.consume(Self.tpv(at: 1.0, mode: 2, eph: 1899.81)) == .wait)
+        #expect(acceptedFix(evaluator.consume(Self.tpv(at: 2.0, mode: 2, eph: 1899.81))) != nil)
+        #expect(evaluator.receivers["/dev/ttyACM0"] == nil)
+    }
+
     @Test("a receiver that sends estimates still waits on its first report of a session")
     func firstReportOfAnEstimatingReceiverWaits() {
         var evaluator = waiting(receivers: ["/dev/ttyACM0": .sendsEstimates])

@@ -44,6 +44,11 @@ struct AccessPolicyGroupsTests {
         #expect(unknown.grant(under: uidOnly).level == .region)
     }
 
+    @Test func aPeerWhoseCredentialsCannotBeReadSeesNothing() {
+        let everyoneExact = AccessPolicy(rules: [.init(subject: .uid(1001), grant: Grant(level: .country))], defaultGrant: Grant(level: .exact), daemonUID: 999)
+        #expect(PeerIdentity(uid: .max, gid: .max, groups: nil).grant(under: everyoneExact) == Grant(level: .none))
+    }
+
     @Test func theKernelsGroupListIsReadFromAZeroedBuffer() {
         #expect(PeerGroups.decode([20, 500, 0, 0]).groups == [20, 500])
         // Trailing zeros may be padding: gid 0 is uncertain.

@@ -69,13 +69,13 @@ struct AttributeViewTests {
         let policy = AccessPolicy(
             rules: [try AccessPolicy.parseRule("uid:1001=country"), try AccessPolicy.parseRule("gid:2000=locality/2")],
             defaultGrant: Grant(level: .none), mutators: [try AccessPolicy.parseSubject("gid:27")], daemonUID: 500)
-        #expect(policy.grant(uid: 1001, gid: 2000).level == .country)
-        #expect(policy.grant(uid: 1002, gid: 2000) == Grant(level: .locality, coordinateDecimals: 2))
-        #expect(policy.grant(uid: 1003, gid: 1003).level == .none)
-        #expect(policy.grant(uid: 1003, gid: 27).mayMutate)
-        #expect(!policy.grant(uid: 1001, gid: 2000).mayMutate)
-        #expect(policy.grant(uid: 0, gid: 0) == Grant(level: .exact, mayMutate: true))
-        #expect(policy.grant(uid: 500, gid: 500) == Grant(level: .exact, mayMutate: true))
+        #expect(policy.grant(uid: 1001, groups: [2000]).level == .country)
+        #expect(policy.grant(uid: 1002, groups: [2000]) == Grant(level: .locality, coordinateDecimals: 2))
+        #expect(policy.grant(uid: 1003, groups: [1003]).level == .none)
+        #expect(policy.grant(uid: 1003, groups: [27]).mayMutate)
+        #expect(!policy.grant(uid: 1001, groups: [2000]).mayMutate)
+        #expect(policy.grant(uid: 0, groups: [0]) == Grant(level: .exact, mayMutate: true))
+        #expect(policy.grant(uid: 500, groups: [500]) == Grant(level: .exact, mayMutate: true))
         for bad in ["uid:x=country", "user:1=exact", "uid:1=everything", "uid:1", "gid:2=region/11"] {
             #expect(throws: AccessPolicy.ParseError.self) { try AccessPolicy.parseRule(bad) }
         }

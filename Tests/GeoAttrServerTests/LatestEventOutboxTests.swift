@@ -27,6 +27,15 @@ struct LatestEventOutboxTests {
         #expect(outbox.release(writable: true) == 2)
     }
 
+    @Test func aClosedOutboxSendsNothingMore() {
+        var outbox = LatestEventOutbox<Int>()
+        #expect(outbox.offer(1, writable: false) == nil)
+        outbox.close()
+        #expect(outbox.offer(2, writable: true) == nil)
+        #expect(outbox.release(writable: true) == nil)
+        #expect(!outbox.allowsHeartbeat(writable: true))
+    }
+
     @Test func heartbeatsWaitForTheClientToRead() {
         let outbox = LatestEventOutbox<Int>()
         #expect(!outbox.allowsHeartbeat(writable: false))

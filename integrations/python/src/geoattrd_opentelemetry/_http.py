@@ -7,7 +7,6 @@ application's hot path.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import socket
@@ -374,10 +373,6 @@ class SSEParser:
         return None
 
 
-def is_errno(e: BaseException, *codes: int) -> bool:
-    return isinstance(e, OSError) and e.errno in codes
-
-
 __all__ = [
     "DEFAULT_SOCKET",
     "SOCKET_ENV",
@@ -389,5 +384,4 @@ __all__ = [
     "connect",
     "request",
     "status_failure",
-    "errno",
 ]
