@@ -43,7 +43,9 @@ struct HTTPReply: Sendable, CustomStringConvertible {
 /// a socket the test created and handed down as the child's standard error), so the daemon's
 /// peer credentials are the child's, while the test reads and writes the connection itself.
 final class PeerConnection {
-    let fd: Int32
+    /// The connection itself; closed with this object.
+    private let connection: RawUnixConnection
+    var fd: Int32 { connection.fd }
     let peer: Peer
     private var pending: [UInt8] = []
     /// The daemon closed the connection (EOF or an error on read).
@@ -62,7 +64,7 @@ final class PeerConnection {
         """
 
     private init(fd: Int32, peer: Peer) {
-        self.fd = fd
+        connection = RawUnixConnection(adopting: fd)
         self.peer = peer
     }
 
@@ -95,16 +97,7 @@ final class PeerConnection {
 
     /// Sends everything; `false` if the daemon closed the connection.
     @discardableResult
-    func send(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
-    }
+    func send(_ text: String) -> Bool { connection.send(text) }
 
     /// Everything received and not yet taken as a response.
     var received: String { String(decoding: pending, as: UTF8.self) }
@@ -188,10 +181,6 @@ final class PeerConnection {
 
     func close() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
-    }
-
-    deinit {
-        Glibc.close(fd)
     }
 }
 

@@ -25,6 +25,11 @@ public final class RawUnixConnection {
         self.fd = fd
     }
 
+    /// Takes over a connected socket (closed with this object).
+    public init(adopting fd: Int32) {
+        self.fd = fd
+    }
+
     /// Sends everything; `false` if the peer closed.
     @discardableResult
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
