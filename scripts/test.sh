@@ -24,6 +24,10 @@ bash scripts/check-units.sh
 swift test --skip GeoIndexTests --skip GeoAttrdFaultTests
 swift test --filter GeoIndexTests
 
+# The Python OpenTelemetry integration against the daemon just built, with the newest and the
+# oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
+bash integrations/python/test.sh
+
 # The fault-injection suite runs the release build.
 bash scripts/fault-suite.sh
 

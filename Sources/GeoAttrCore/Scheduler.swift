@@ -26,6 +26,7 @@ public actor Scheduler: Service {
         case power(PowerState, origin: String, applied: (@Sendable () -> Void)?)
         case refresh(origin: String, reply: @Sendable (RefreshOutcome) -> Void, completion: Completion?)
         case reconfigure(ScheduleConfiguration, fixSource: (any FixSource)?)
+        case staticLocation(StaticFixSource?)
         case attemptEnded(id: Int, Result<Fix, FixError>)
         case wake(sleeper: Int)
     }
@@ -40,7 +41,7 @@ public actor Scheduler: Service {
     private let events: AsyncStream<Event>.Continuation
     private let stream: AsyncStream<Event>
     private var fixSource: any FixSource
-    private let staticSource: StaticFixSource?
+    private var staticSource: StaticFixSource?
     private let geocoders: GeocoderSlot
     private let cacheWriter: CacheWriter?
     private let store: AttributeStore
@@ -141,6 +142,12 @@ public actor Scheduler: Service {
         events.yield(.reconfigure(configuration, fixSource: fixSource))
     }
 
+    /// Replaces the configured static location (SIGHUP): the fallback from the next failure on;
+    /// a result already served stays until the next fix.
+    public nonisolated func setStaticLocation(_ source: StaticFixSource?) {
+        events.yield(.staticLocation(source))
+    }
+
     /// Returns when the scheduler's actor is free to run: the systemd watchdog pings through
     /// this, so a wedged scheduler stops the pings and systemd restarts the daemon.
     public func heartbeat() {}
@@ -186,6 +193,8 @@ public actor Scheduler: Service {
         case .reconfigure(let configuration, let fixSource):
             apply(configuration)
             if let fixSource { self.fixSource = fixSource }
+        case .staticLocation(let source):
+            staticSource = source
         case .attemptEnded(let id, let result):
             attemptEnded(id: id, result: result)
         case .wake(let sleeper):

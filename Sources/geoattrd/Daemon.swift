@@ -102,6 +102,7 @@ struct Daemon {
                 logLevel.value = new.logLevel
                 await reloader.reload(reason: "SIGHUP")
                 scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
+                scheduler.setStaticLocation(Self.staticSource(for: new))
                 server.update(policy: Self.policy(for: new), schedule: new.schedule)
                 outputs.update(Self.outputSettings(for: new))
                 running.value = new

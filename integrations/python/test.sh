@@ -21,14 +21,6 @@ root=$(cd "$here/../.." && pwd)
 venvs=$root/.build-python/venv
 export GEOATTRD_TEST_DAEMON=${GEOATTRD_TEST_DAEMON:-$root/.build/debug/geoattrd}
 
-if [[ -n ${PYTHON:-} ]]; then
-  python=$PYTHON
-elif [[ -x /usr/bin/python3 ]]; then
-  python=/usr/bin/python3   # Debian's, not a python3 earlier on PATH
-else
-  python=$(command -v python3)
-fi
-
 apt_install() {
   if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
     return 1
@@ -41,11 +33,23 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
+if [[ -z ${PYTHON:-} && ! -x /usr/bin/python3 ]] && ! command -v python3 >/dev/null; then
+  apt_install python3 python3-venv || { echo "test.sh: no python3" >&2; exit 1; }
+fi
+if [[ -n ${PYTHON:-} ]]; then
+  python=$PYTHON
+elif [[ -x /usr/bin/python3 ]]; then
+  python=/usr/bin/python3   # Debian's, not a python3 earlier on PATH
+else
+  python=$(command -v python3)
+fi
+# Debian ships ensurepip (which python -m venv needs) in python3-venv.
 if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
-  apt_install python3-venv || {
+  apt_install python3-venv || true
+  if ! "$python" -c 'import venv, ensurepip' 2>/dev/null; then
     echo "test.sh: $python cannot make virtual environments: apt-get install python3-venv (as root)" >&2
     exit 1
-  }
+  fi
 fi
 if ! command -v strace >/dev/null; then
   apt_install strace || echo "test.sh: no strace: the syscall test will be skipped" >&2

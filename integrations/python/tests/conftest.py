@@ -180,7 +180,9 @@ class Daemon:
             if self.process.poll() is not None:
                 pytest.fail(f"geoattrd exited with {self.process.returncode}:\n{self.log()}")
             try:
-                status, _, _ = http_call(self.socket, "GET", "/v1/status", timeout=2)
+                # With a static location and no gpsd, ready means serving it.
+                serving = self.latitude is not None and not self.gpsd_enabled
+                status, _, _ = http_call(self.socket, "GET", "/v1/attributes" if serving else "/v1/status", timeout=2)
                 if status == 200:
                     return
             except OSError:

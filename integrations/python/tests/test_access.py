@@ -41,7 +41,8 @@ def python_for_other_uids():
     world-readable copy of this environment's packages on PYTHONPATH."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
     probe = [sys.executable, "-c", "import geoattrd_opentelemetry, opentelemetry.sdk"]
-    if _as_uid(COUNTRY_UID, probe, env).returncode == 0:
+    # GEOATTRD_TEST_COPY_PYLIB=1 takes the second way even where the first works.
+    if os.environ.get("GEOATTRD_TEST_COPY_PYLIB") != "1" and _as_uid(COUNTRY_UID, probe, env).returncode == 0:
         yield [sys.executable], env
         return
     import geoattrd_opentelemetry
@@ -104,3 +105,28 @@ def test_a_uid_mapped_to_none_gets_nothing_and_one_log_line(make_daemon, python_
     refused = [m for m in out["logs"] if "403" in m]
     assert len(refused) == 1, out["logs"]
     assert not out["thread_left"]
+
+
+def test_a_narrower_grant_reaches_a_running_client(make_daemon, python_for_other_uids):
+    """The uid starts at the default (exact); a reload maps it to country: the daemon ends its
+    stream, the client reconnects and loses the coordinates."""
+    python, env = python_for_other_uids
+    d = make_daemon().start()
+    client = subprocess.Popen(
+        ["setpriv", f"--reuid={COUNTRY_UID}", f"--regid={COUNTRY_UID}", "--clear-groups",
+         *python, str(HERE / "follow_as_uid.py"), d.socket, "country"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/", env=env,
+    )
+    try:
+        first = json.loads(client.stdout.readline())
+        assert first["precision"] == "exact" and "geo.location.lat" in first["attributes"], first
+        d.rules = (f"uid:{COUNTRY_UID}=country",)
+        d.write_config()
+        d.reload()
+        second = json.loads(client.stdout.readline())
+        assert second == {"precision": "country", "attributes": {}}, second
+        assert client.wait(10) == 0, client.stderr.read()
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()

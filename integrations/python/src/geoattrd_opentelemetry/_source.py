@@ -351,7 +351,15 @@ class GeoAttrdAttributeSource:
 
     def _after_fork_in_child(self) -> None:
         was_running = self._thread is not None and not self._stop.is_set()
+        # Locks and events another thread may have held at the fork are made anew.
         self._lock = threading.Lock()
+        had_document = self._have_document.is_set()
+        self._have_document = threading.Event()
+        if had_document:
+            self._have_document.set()
+        self._stop = threading.Event()
+        if not was_running:
+            self._stop.set()
         sock, self._sock = self._sock, None
         if sock is not None:
             try:

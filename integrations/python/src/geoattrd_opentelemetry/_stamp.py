@@ -4,35 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.attributes import BoundedAttributes
-
 from ._document import Snapshot
 
 
 def stamp_span(span: Any, snapshot: Snapshot) -> None:
-    """Adds the snapshot's attributes to a span being started. A span that already has a
-    ``geo.*`` attribute (set by the application at creation) gets none, so that two places
-    are never mixed. The fast path writes into the span's attribute map directly (the
-    values were validated once, when the snapshot was made) when the span's limits leave
-    room; otherwise it goes through ``set_attributes``."""
-    attrs = snapshot.attributes
-    bounded = getattr(span, "_attributes", None)
-    if (
-        type(bounded) is BoundedAttributes
-        and getattr(bounded, "_immutable", True) is False
-        and (bounded.maxlen is None or len(bounded._dict) + snapshot.count <= bounded.maxlen)
-        and (bounded.max_value_len is None or bounded.max_value_len >= snapshot.longest)
-    ):
-        with bounded._lock:
-            existing = bounded._dict
-            if existing and has_geo(existing):
-                return
-            existing.update(attrs)
-        return
+    """Adds the snapshot's attributes to a span being started, through the SDK's
+    ``set_attributes`` (the processor's fast path is inline in ``on_start``). A span that
+    already has a ``geo.*`` attribute (set by the application at creation) gets none, so that
+    two places are never mixed."""
     existing = span.attributes
     if existing and has_geo(existing):
         return
-    span.set_attributes(attrs)
+    span.set_attributes(snapshot.attributes)
 
 
 def has_geo(attributes: Any) -> bool:

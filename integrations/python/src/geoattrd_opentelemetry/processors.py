@@ -40,9 +40,10 @@ class GeoAttrdSpanProcessor(SpanProcessor):
         if not snapshot.count:
             return
         try:
-            # The fast path of stamp_span(), inline: this runs for every span. The values
-            # were validated once, when the snapshot was made, so they go straight into the
-            # span's attribute map when its limits leave room.
+            # The fast path, for every span: the values were validated once, when the
+            # snapshot was made, so they go straight into the span's attribute map when its
+            # limits leave room (else through set_attributes). No lock: the span is not yet
+            # returned to anyone, and one dict update is atomic.
             bounded = span._attributes
             if (
                 type(bounded) is BoundedAttributes
@@ -50,11 +51,10 @@ class GeoAttrdSpanProcessor(SpanProcessor):
                 and (bounded.maxlen is None or len(bounded._dict) + snapshot.count <= bounded.maxlen)
                 and (bounded.max_value_len is None or bounded.max_value_len >= snapshot.longest)
             ):
-                with bounded._lock:
-                    existing = bounded._dict
-                    if existing and has_geo(existing):
-                        return  # the application set its own place
-                    existing.update(snapshot.attributes)
+                existing = bounded._dict
+                if existing and has_geo(existing):
+                    return  # the application set its own place
+                existing.update(snapshot.attributes)
                 return
             stamp_span(span, snapshot)
         except Exception:  # never into the application

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from typing import Optional
 
 from opentelemetry.sdk.resources import Resource, ResourceDetector
