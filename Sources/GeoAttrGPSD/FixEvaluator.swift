@@ -184,8 +184,9 @@ struct FixEvaluator {
         return .accept(makeFix(waiting.report, error: waiting.error))
     }
 
-    /// 3D over 2D, an estimate over none, a smaller estimate over a larger one; on a tie, the
-    /// newer report.
+    /// 3D over 2D, an estimate over none, a smaller estimate over a larger one, an altitude over
+    /// none; on a tie, the newer report. (gpsd reports an epoch it has from RMC alone as 3D
+    /// without altitude once it has seen the receiver's 3D fixes, with the last estimate.)
     static func isBetter(
         _ report: GPSDReport.PositionReport, _ error: Double?, than other: GPSDReport.PositionReport, _ otherError: Double?
     ) -> Bool {
@@ -194,8 +195,10 @@ struct FixEvaluator {
         switch (error, otherError) {
         case (nil, .some): return false
         case (.some, nil): return true
-        case (let mine?, let theirs?): return mine <= theirs
-        case (nil, nil): return true
+        case (let mine?, let theirs?) where mine != theirs: return mine < theirs
+        default:
+            let altitude = report.altitudeMSL ?? report.altitudeHAE, otherAltitude = other.altitudeMSL ?? other.altitudeHAE
+            return altitude != nil || otherAltitude == nil
         }
     }
 

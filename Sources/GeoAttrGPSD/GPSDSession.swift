@@ -61,6 +61,7 @@ struct GPSDSession {
                         "TPV",
                         metadata: [
                             "mode": "\(position.mode)", "eph": "\(position.horizontalError.map { "\($0)" } ?? "none")",
+                            "alt": "\((position.altitudeMSL ?? position.altitudeHAE).map { "\($0)" } ?? "none")",
                             "time": "\(position.timeSeconds.map { "\($0)" } ?? "none")",
                         ])
                 }
