@@ -14,10 +14,17 @@ struct StateFileFuzz: FuzzHarness {
         } catch {
             fatalError("state harness: \(error)")
         }
-        let state = StateFileWatcher.read(path: path, defaultState: .foreground, logger: DiscardingLogHandler.logger)
-        // Only the two words, with surrounding whitespace, may change the state.
-        if let state, state.rawValue != String(decoding: input, as: UTF8.self).trimmingWhitespace() {
-            fatalError("state file accepted as \(state) from \(input)")
+        let text = String(decoding: input, as: UTF8.self).trimmingWhitespace()
+        // At start (empty: the default) and while running (empty: keep what is there).
+        for emptyMeansDefault in [true, false] {
+            let state = StateFileWatcher.read(
+                path: path, defaultState: .foreground, logger: DiscardingLogHandler.logger, emptyMeansDefault: emptyMeansDefault)
+            // Only the two words, with surrounding whitespace, may change the state; nothing
+            // but whitespace gives the default at start and nothing while running.
+            let expected: String? = text.isEmpty ? (emptyMeansDefault ? PowerState.foreground.rawValue : nil) : text
+            if let state, state.rawValue != expected {
+                fatalError("state file accepted as \(state) from \(input) (empty means default: \(emptyMeansDefault))")
+            }
         }
     }
 }
