@@ -11,10 +11,10 @@ from opentelemetry.sdk._logs import LogRecordProcessor
 
 from ._source import GeoAttrdAttributeSource
 from ._stamp import stamp_log_record
-from .processors import _acquire
+from .processors import _SourceHolder
 
 
-class GeoAttrdLogRecordProcessor(LogRecordProcessor):
+class GeoAttrdLogRecordProcessor(_SourceHolder, LogRecordProcessor):
     """Puts the current ``geo.*`` attributes on every log record at emit.
 
     Register it BEFORE the processor that exports (``BatchLogRecordProcessor`` or
@@ -23,12 +23,7 @@ class GeoAttrdLogRecordProcessor(LogRecordProcessor):
     """
 
     def __init__(self, socket_path: Optional[str] = None, *, source: Optional[GeoAttrdAttributeSource] = None):
-        self._source = _acquire(socket_path, source)
-        self._released = False
-
-    @property
-    def source(self) -> GeoAttrdAttributeSource:
-        return self._source
+        _SourceHolder.__init__(self, socket_path, source)
 
     def on_emit(self, log_record) -> None:  # type: ignore[override]
         snapshot = self._source._snapshot
@@ -41,11 +36,3 @@ class GeoAttrdLogRecordProcessor(LogRecordProcessor):
 
     # SDK 1.18 to 1.34 call emit().
     emit = on_emit
-
-    def shutdown(self) -> None:
-        if not self._released:
-            self._released = True
-            self._source._release()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True

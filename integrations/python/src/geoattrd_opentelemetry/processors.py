@@ -11,14 +11,32 @@ from ._source import GeoAttrdAttributeSource, shared_source
 from ._stamp import has_geo, stamp_span
 
 
-def _acquire(socket_path: Optional[str], source: Optional[GeoAttrdAttributeSource]) -> GeoAttrdAttributeSource:
-    if source is None:
-        return shared_source(socket_path)
-    source._retain()
-    return source
+class _SourceHolder:
+    """The attribute source a processor holds: the process's shared one for the socket, or the
+    one passed; released once, at shutdown (the last release stops and joins its thread)."""
+
+    def __init__(self, socket_path: Optional[str], source: Optional[GeoAttrdAttributeSource]):
+        if source is None:
+            source = shared_source(socket_path)
+        else:
+            source._retain()
+        self._source = source
+        self._released = False
+
+    @property
+    def source(self) -> GeoAttrdAttributeSource:
+        return self._source
+
+    def shutdown(self) -> None:
+        if not self._released:
+            self._released = True
+            self._source._release()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
 
 
-class GeoAttrdSpanProcessor(SpanProcessor):
+class GeoAttrdSpanProcessor(_SourceHolder, SpanProcessor):
     """Puts the current ``geo.*`` attributes on every span at start.
 
     ``on_start`` reads the in-memory snapshot that the background thread keeps fresh: no
@@ -28,12 +46,7 @@ class GeoAttrdSpanProcessor(SpanProcessor):
     """
 
     def __init__(self, socket_path: Optional[str] = None, *, source: Optional[GeoAttrdAttributeSource] = None):
-        self._source = _acquire(socket_path, source)
-        self._released = False
-
-    @property
-    def source(self) -> GeoAttrdAttributeSource:
-        return self._source
+        _SourceHolder.__init__(self, socket_path, source)
 
     def on_start(self, span, parent_context=None) -> None:  # type: ignore[override]
         snapshot = self._source._snapshot
@@ -65,11 +78,3 @@ class GeoAttrdSpanProcessor(SpanProcessor):
 
     def on_end(self, span) -> None:  # type: ignore[override]
         pass
-
-    def shutdown(self) -> None:
-        if not self._released:
-            self._released = True
-            self._source._release()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
