@@ -10,6 +10,8 @@ import TestSupport
 final class ScriptedFixSource: FixSource {
     enum Outcome: Sendable {
         case fix(latitude: Double, longitude: Double)
+        /// A fix taken within the looser bound at the end of an attempt.
+        case fallback(latitude: Double, longitude: Double)
         case failure(FixError)
     }
 
@@ -39,6 +41,9 @@ final class ScriptedFixSource: FixSource {
         case .fix(let latitude, let longitude):
             return Fix(latitude: latitude, longitude: longitude, mode: .threeDimensional, horizontalErrorMeters: 15,
                        timeSource: .systemClock, receivedAt: .now(), timeToFixMilliseconds: 20, origin: .gps)
+        case .fallback(let latitude, let longitude):
+            return Fix(latitude: latitude, longitude: longitude, mode: .threeDimensional, horizontalErrorMeters: 300,
+                       timeSource: .systemClock, receivedAt: .now(), timeToFixMilliseconds: 20, origin: .gps, acceptedAsFallback: true)
         case .failure(let error):
             throw error
         }
@@ -100,6 +105,30 @@ struct SchedulerTests {
         #expect(await eventually { cache.saves.withLock { $0 } == 1 })
         #expect(harness.store.status.nextFixAt != nil)
         await harness.stop()
+    }
+
+    @Test("the status says when the last fix was a fallback")
+    func statusMarksFallbackFixes() async {
+        let source = ScriptedFixSource([.fallback(latitude: 1, longitude: 1), .fix(latitude: 2, longitude: 2)])
+        let harness = start(source) { $0.ttl = .milliseconds(300) }
+        #expect(await eventually { harness.store.served?.result.fix.latitude == 1 })
+        #expect(harness.store.status.lastAttempt?.fallback == true)
+        #expect(await eventually { harness.store.served?.result.fix.latitude == 2 })
+        #expect(harness.store.status.lastAttempt?.fallback == false)
+        await harness.stop()
+    }
+
+    @Test("a reload's static location is the fallback from the next failure on")
+    func reloadedStaticLocationIsServed() async throws {
+        let source = ScriptedFixSource([.failure(.timeout(timeoutSeconds: 1))])
+        let first = try StaticFixSource(latitude: 10, longitude: 10)
+        let harness = start(source, staticSource: first)
+        #expect(await eventually { harness.store.served?.result.fix.latitude == 10 })
+        await harness.stop()
+        let again = start(ScriptedFixSource([.failure(.timeout(timeoutSeconds: 1))]))
+        again.scheduler.setStaticLocation(try StaticFixSource(latitude: 20, longitude: 20))
+        #expect(await eventually { again.store.served?.result.fix.latitude == 20 })
+        await again.stop()
     }
 
     @Test func fixesAgainWhenTheResultIsOlderThanTheTTL() async {
