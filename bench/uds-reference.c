@@ -1,4 +1,4 @@
-// The yardstick of the socket API's load benchmark (issue #5): a minimal HTTP/1.1 server in C,
+// The yardstick of the socket API's load benchmark: a minimal HTTP/1.1 server in C,
 // one thread with epoll, answering every request on a Unix socket with the same 300-byte body.
 // It parses nothing but the end of each request head, so it is about as fast as a server on
 // this socket can be; geoattrd's target is half its throughput in the same conditions, and

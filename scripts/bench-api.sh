@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load benchmark of the socket API (issue #5): GET /v1/attributes over the Unix socket with 1,
+# Load benchmark of the socket API: GET /v1/attributes over the Unix socket with 1,
 # 64 and 512 keep-alive connections against a release build of geoattrd serving a static
 # location, each next to the yardstick the target is stated against: bench/uds-reference.c, a
 # minimal one-thread epoll server in C answering a fixed 300-byte body, measured in the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measures the daemon's targets on a release build (issue #4):
+"""Measures the daemon's targets on a release build:
 
   start   from exec to the persisted cache being served (the "serving the cached result" log
           line, written when the result is in the attribute store), and to "scheduler started";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite under ThreadSanitizer or AddressSanitizer (issue #7).
+# The test suite under ThreadSanitizer or AddressSanitizer.
 #
 #   bash scripts/sanitize.sh [thread|address] [quick|full]      (default: thread quick)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak benchmark (issue #7): an hour of field life compressed into minutes.
+"""Soak benchmark: an hour of field life compressed into minutes.
 
 The release geoattrd takes fixes from a real gpsd (gpsfake replaying a moving track in a loop,
 fast cadence) with a very short TTL, so it fixes, geocodes (with the world index when it was

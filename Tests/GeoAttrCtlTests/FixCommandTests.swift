@@ -56,10 +56,12 @@ struct FixCommandTests {
     @Test("gpsd closes the connection after a fallback-eligible report: that fix, exit 0, marked as a fallback")
     func fallbackWhenGPSDCloses() async throws {
         let coarse = NMEATrack.Epoch(latitude: Self.position.latitude, longitude: Self.position.longitude, mode: 3, hdop: 15)  // 285 m
-        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(coarse, 400)).render()) { gpsfake in
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(coarse, 400)).render(), gpsdDebugLevel: 4) { gpsfake in
             async let running = CommandResult.run(Self.geoattrctl, ["fix", "--gpsd", gpsfake.endpoint, "--timeout", "60"])
-            // gpsd goes away while the CLI holds only coarse reports (one a few tenths of a second).
-            try await Task.sleep(for: .seconds(3))
+            // gpsd goes away once it has sent the CLI coarse reports, and only those.
+            let client = try #require(await gpsfake.clientUnderTest(), "the CLI never watched")
+            let sent = await eventually(timeout: .seconds(20)) { gpsfake.reportsSent(to: client).count >= 2 }
+            try #require(sent, "gpsd sent the CLI no reports")
             await gpsfake.stop()
             let result = try await running
             #expect(result.status == 0, "stderr: \(result.stderr)")

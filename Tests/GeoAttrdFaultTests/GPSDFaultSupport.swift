@@ -133,12 +133,6 @@ extension GPSFake {
     var daemonConnections: [LineRecorder.Line] {
         log.all.filter { $0.text.contains(FaultTrack.watchRequest) }
     }
-
-    /// The TPV reports gpsd sent to `client` (from its watch request on).
-    func reportsSent(to client: Client) -> [String] {
-        let prefix = "=> client(\(client.number)): {\"class\":\"TPV\""
-        return log.all.dropFirst(client.watchLine.index).map(\.text).filter { $0.contains(prefix) }
-    }
 }
 
 extension FaultDaemon {

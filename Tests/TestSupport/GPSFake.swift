@@ -176,6 +176,12 @@ public final class GPSFake: Sendable {
         return Client(number: number, watchLine: line)
     }
 
+    /// The TPV reports gpsd sent to `client` (from its watch request on; gpsd's debug level 4).
+    public func reportsSent(to client: Client) -> [String] {
+        let prefix = "=> client(\(client.number)): {\"class\":\"TPV\""
+        return log.all.dropFirst(client.watchLine.index).map(\.text).filter { $0.contains(prefix) }
+    }
+
     /// Waits for gpsd to log that `client` hung up ("eof read", a failed write when the client
     /// closed before gpsd answered its last request, or the detach itself), and returns that line.
     public func waitForDisconnect(of client: Client, timeout: Duration = .seconds(20)) async -> LineRecorder.Line? {
