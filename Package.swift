@@ -15,7 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: [.defaults, "YAML"]),
+        // No traits: the default JSON trait and the YAML trait (Yams) bring full Foundation and ICU.
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -39,6 +40,14 @@ let package = Package(
             dependencies: ["CLibGPS"],
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // libyaml through pkg-config. Only CYAML may depend on it: no Swift code sees yaml.h.
+        .systemLibrary(
+            name: "CLibYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
+        .target(name: "CYAML", dependencies: ["CLibYAML"]),
         // The offline reverse geocoder: memory-mapped index reader and lookup. Stdlib + Glibc only
         // (no Foundation), no gpsd, no sockets: usable on its own.
         .target(name: "GeoIndex"),
@@ -107,11 +116,13 @@ let package = Package(
             name: "GeoAttrSystemd",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
-        // The daemon's configuration: flags, GEOATTRD_* environment, YAML file, validation. A library
-        // of its own so the fuzzer drives the very loading path the daemon uses.
+        // The daemon's configuration: flags, GEOATTRD_* environment, YAML file (libyaml through
+        // CYAML), validation. A library of its own so the fuzzer drives the loading path the daemon uses.
         .target(
             name: "GeoAttrDaemonConfig",
             dependencies: [
+                "CYAML",
+                "GeoIndex",
                 "GeoAttrCore",
                 "GeoAttrGPSD",
                 "GeoAttrModel",
@@ -130,7 +141,6 @@ let package = Package(
                 "GeoAttrSystemd",
                 "GeoAttrServer",
                 "GeoIndex",
-                "GeoIndexCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -219,6 +229,13 @@ let package = Package(
             dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoIndex"]
         ),
         .testTarget(
+            name: "GeoAttrDaemonConfigTests",
+            dependencies: [
+                "GeoAttrDaemonConfig", "GeoAttrCore", "TestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ]
+        ),
+        .testTarget(
             name: "GeoAttrServerTests",
             dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel"]
         ),
@@ -228,7 +245,7 @@ let package = Package(
 
 // Upcoming features, as the models do. Internal imports by default only where an import can leak
 // into a public API: the shipped targets.
-for target in package.targets where target.type != .system && target.name != "CGPS" {
+for target in package.targets where target.type != .system && !["CGPS", "CYAML"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

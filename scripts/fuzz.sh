@@ -106,8 +106,7 @@ for target in "${targets[@]}"; do
     pin=()
     [[ -n ${FUZZ_CPU:-} ]] && pin=(taskset -c "$FUZZ_CPU")
     status=0
-    # A daemon's small environment (as under systemd): Yams reads the whole environment on every
-    # parse (YAMS_DEFAULT_ENCODING), which took a tenth of the config harness's time in a shell's.
+    # A daemon's small environment (as under systemd), the same on every machine.
     env -i PATH="$PATH" SWIFT_BACKTRACE="$SWIFT_BACKTRACE" ASAN_OPTIONS="$ASAN_OPTIONS" GEOATTR_FUZZ_TARGET="$target" \
         ${GEOATTR_FUZZ_VERBOSE:+GEOATTR_FUZZ_VERBOSE=1} "${pin[@]}" "$binary" "${flags[@]}" "$corpus" < /dev/null > "$log" 2>&1 || status=$?
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -1,15 +1,13 @@
 import Configuration
 import GeoAttrCore
 import GeoAttrModel
-import Synchronization
 
 /// The YAML configuration file, read safely and checked against the known keys.
 ///
 /// The bytes are read here, not by swift-configuration's `FileProvider`, which follows symbolic
-/// links and would block on a FIFO planted at the path: only a regular file is read. The
-/// snapshot is swift-configuration's own `YAMLSnapshot`, built from those bytes; its values are
-/// handed to the reader as an in-memory provider, so precedence (flags, environment, file) is
-/// unchanged.
+/// links and would block on a FIFO planted at the path: only a regular file is read. libyaml
+/// parses them into a `LibYAMLSnapshot`, whose values for the known keys are handed to the
+/// reader as an in-memory provider, so precedence (flags, environment, file) is unchanged.
 enum ConfigurationFile {
     /// A file larger than this is not a configuration file.
     static let maximumSize = 1 << 20
@@ -26,59 +24,41 @@ enum ConfigurationFile {
             if explicit { throw ConfigurationError(key: "file \(path)", problem: "no such file") }
             return InMemoryProvider(name: path, values: [:])
         }
-        // An empty file, or one with only comments, is an empty configuration (YAML calls it a
-        // null document, not a mapping).
-        if hasNoSettings(bytes) { return InMemoryProvider(name: path, values: [:]) }
+        return try provider(bytes: bytes, path: path)
+    }
 
-        // The snapshot keeps its keys to itself; the secrets hook sees every one of them.
-        let seen = Mutex<[String]>([])
-        let options = YAMLSnapshot.ParsingOptions(secretsSpecifier: .dynamic { key, _ in
-            seen.withLock { $0.append(key) }
-            return false
-        })
-        let snapshot: YAMLSnapshot
+    /// The values of a file's bytes, by key: every key known, every value of its key's type.
+    static func provider(bytes: [UInt8], path: String) throws(ConfigurationError) -> InMemoryProvider {
+        let snapshot: LibYAMLSnapshot
         do {
-            snapshot = try YAMLSnapshot(data: bytes.span.bytes, providerName: path, parsingOptions: options)
+            snapshot = try LibYAMLSnapshot(data: bytes.span.bytes, providerName: path, parsingOptions: .default)
         } catch {
             throw ConfigurationError(key: "file \(path)", problem: "\(error)")
         }
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        for name in seen.withLock({ $0 }).sorted() {
+        for (name, line) in snapshot.keys {
             guard let key = ConfigurationKeys.byName[name] else {
                 // A section whose keys are all commented out (`outputs:` alone) is empty, not a key.
-                if isEmptySection(name, in: snapshot) { continue }
-                throw ConfigurationKeys.unknown(name)
+                if isSection(name), snapshot.document[name]?.value == .null { continue }
+                var error = ConfigurationKeys.unknown(name)
+                error.problem += " (\(path) line \(line))"
+                throw error
             }
             let lookup: LookupResult
             do {
                 lookup = try snapshot.value(forKey: AbsoluteConfigKey(key.components), type: key.type)
+            } catch let error as YAMLValueError {
+                throw ConfigurationError(key: name, problem: "\(error.problem) (\(path) \(error.mark))")
             } catch {
-                throw ConfigurationError(key: name, problem: "expected \(describe(key.type)); \(error)")
+                throw ConfigurationError(key: name, problem: "\(error)")
             }
             if let value = lookup.value { values[AbsoluteConfigKey(key.components)] = value }
         }
         return InMemoryProvider(name: path, values: values)
     }
 
-    static func isEmptySection(_ name: String, in snapshot: YAMLSnapshot) -> Bool {
-        guard ConfigurationKeys.all.contains(where: { $0.name.hasPrefix(name + ".") }),
-            let lookup = try? snapshot.value(forKey: AbsoluteConfigKey(name.split(separator: ".").map(String.init)), type: .string)
-        else { return false }
-        guard case .string(let text) = lookup.value?.content else { return lookup.value == nil }
-        return ["", "~", "null", "Null", "NULL"].contains(text)
-    }
-
-    /// Whether the text holds nothing but comments, blank lines and document markers.
-    static func hasNoSettings(_ bytes: [UInt8]) -> Bool {
-        // Line by line up to the first setting: a real file has one within a few lines.
-        var rest = Substring(String(decoding: bytes, as: UTF8.self))
-        while !rest.isEmpty {
-            let end = rest.firstIndex(where: \.isNewline) ?? rest.endIndex
-            let trimmed = rest[..<end].trimmingWhitespace()
-            guard trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed == "---" else { return false }
-            rest = end == rest.endIndex ? "" : rest[rest.index(after: end)...]
-        }
-        return true
+    static func isSection(_ name: String) -> Bool {
+        ConfigurationKeys.all.contains { $0.name.hasPrefix(name + ".") }
     }
 
     static func describe(_ type: ConfigType) -> String {

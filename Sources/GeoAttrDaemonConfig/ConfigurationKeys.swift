@@ -1,6 +1,8 @@
 package import Configuration
 
-/// One configuration key: its name in the file, its type, and whether a reload applies it.
+/// One configuration key: its name in the file, its type, its default as `--check-config`
+/// prints it, its geoattrd flag if it has one, and whether a reload applies it. Its environment
+/// variable follows from the name.
 package struct ConfigurationKey: Sendable, Hashable {
     package enum Applied: Sendable, Hashable {
         /// SIGHUP applies it to the running daemon.
@@ -11,7 +13,19 @@ package struct ConfigurationKey: Sendable, Hashable {
 
     package var name: String
     package var type: ConfigType
+    /// The default, as `--check-config` prints it ("" for none).
+    package var defaultValue: String
+    /// geoattrd's long flag (`--socket`), if the key has one.
+    package var flag: String?
     package var applied: Applied
+
+    package init(_ name: String, _ type: ConfigType, default defaultValue: String, flag: String?, applied: Applied) {
+        self.name = name
+        self.type = type
+        self.defaultValue = defaultValue
+        self.flag = flag
+        self.applied = applied
+    }
 
     /// `GEOATTRD_` + the name in upper case with dots as underscores.
     package var environmentVariable: String {
@@ -19,54 +33,100 @@ package struct ConfigurationKey: Sendable, Hashable {
     }
 
     package var components: [String] { name.split(separator: ".").map(String.init) }
+    package var configKey: ConfigKey { ConfigKey(components) }
 }
 
-/// Every key the daemon knows. A key in the file or the environment that is not here is an
-/// error, never ignored: a misspelt `access` key would otherwise leave everyone at the default.
+/// Every key the daemon knows, in the order of config/geoattrd.yaml. Reading, validation,
+/// `--check-config`, the flags and the reload warnings all name keys through this table. A key in
+/// the file or the environment that is not here is an error, never ignored: a misspelt `access`
+/// key would otherwise leave everyone at the default.
 package enum ConfigurationKeys {
+    package static let gpsdEnabled = ConfigurationKey("gpsd.enabled", .bool, default: "true", flag: nil, applied: .reload)
+    package static let gpsdEndpoint = ConfigurationKey("gpsd.endpoint", .string, default: "127.0.0.1:2947", flag: "gpsd", applied: .reload)
+    package static let gpsdFirstReportWait = ConfigurationKey("gpsd.first_report_wait_s", .double, default: "1", flag: nil, applied: .reload)
+    package static let fixTimeout = ConfigurationKey("fix.timeout_s", .double, default: "60", flag: nil, applied: .reload)
+    package static let fixMinimumMode = ConfigurationKey("fix.min_mode", .int, default: "2", flag: nil, applied: .reload)
+    package static let fixMaximumError = ConfigurationKey("fix.max_error_m", .double, default: "100", flag: nil, applied: .reload)
+    package static let fixFallbackError = ConfigurationKey("fix.fallback_error_m", .double, default: "500", flag: nil, applied: .reload)
+    package static let fixAcceptUnknownError = ConfigurationKey("fix.accept_unknown_error", .bool, default: "true", flag: nil, applied: .reload)
+    package static let fixRequireTime = ConfigurationKey("fix.require_time", .bool, default: "false", flag: nil, applied: .reload)
+    package static let fixNoSatelliteTimeout = ConfigurationKey("fix.no_satellite_timeout_s", .double, default: "20", flag: nil, applied: .reload)
+    package static let scheduleTTL = ConfigurationKey("schedule.ttl_s", .double, default: "3600", flag: nil, applied: .reload)
+    package static let scheduleExpireAfter = ConfigurationKey("schedule.expire_after_s", .double, default: "86400", flag: nil, applied: .reload)
+    package static let scheduleRetryInitial = ConfigurationKey("schedule.retry_initial_s", .double, default: "30", flag: nil, applied: .reload)
+    package static let scheduleRetryMaximum = ConfigurationKey("schedule.retry_max_s", .double, default: "1800", flag: nil, applied: .reload)
+    package static let refreshBurst = ConfigurationKey("refresh.burst", .int, default: "6", flag: nil, applied: .reload)
+    package static let refreshInterval = ConfigurationKey("refresh.interval_s", .double, default: "600", flag: nil, applied: .reload)
+    package static let placesStationaryDistance = ConfigurationKey("places.stationary_distance_m", .double, default: "150", flag: nil, applied: .reload)
+    package static let stateFile = ConfigurationKey("state.file", .string, default: "/run/geoattrd/state", flag: "state-file", applied: .restart)
+    package static let stateDefault = ConfigurationKey("state.default", .string, default: "foreground", flag: nil, applied: .restart)
+    package static let stateDirectory = ConfigurationKey("state.dir", .string, default: "/var/lib/geoattrd", flag: "state-dir", applied: .restart)
+    package static let staticLatitude = ConfigurationKey("static.latitude", .double, default: "", flag: nil, applied: .reload)
+    package static let staticLongitude = ConfigurationKey("static.longitude", .double, default: "", flag: nil, applied: .reload)
+    package static let staticAltitude = ConfigurationKey("static.altitude_m", .double, default: "", flag: nil, applied: .reload)
+    package static let staticError = ConfigurationKey("static.error_m", .double, default: "", flag: nil, applied: .reload)
+    package static let indexPath = ConfigurationKey("index.path", .string, default: "/usr/share/geoattrd/world.gidx", flag: "index", applied: .restart)
+    package static let socketPath = ConfigurationKey("socket.path", .string, default: "/run/geoattrd/geoattrd.sock", flag: "socket", applied: .restart)
+    package static let socketMode = ConfigurationKey("socket.mode", .string, default: "0660", flag: nil, applied: .restart)
+    package static let apiHeadTimeout = ConfigurationKey("api.head_timeout_s", .double, default: "10", flag: nil, applied: .restart)
+    package static let apiIdleTimeout = ConfigurationKey("api.idle_timeout_s", .double, default: "60", flag: nil, applied: .restart)
+    package static let apiHeartbeat = ConfigurationKey("api.heartbeat_s", .double, default: "30", flag: nil, applied: .restart)
+    package static let apiMaximumConnections = ConfigurationKey("api.max_connections", .int, default: "1024", flag: nil, applied: .restart)
+    package static let apiMaximumConnectionsPerUID = ConfigurationKey("api.max_connections_per_uid", .int, default: "64", flag: nil, applied: .restart)
+    package static let outputsEnvFile = ConfigurationKey("outputs.env_file", .string, default: "", flag: nil, applied: .restart)
+    package static let outputsPrometheusFile = ConfigurationKey("outputs.prometheus_file", .string, default: "", flag: nil, applied: .restart)
+    package static let outputsLevel = ConfigurationKey("outputs.level", .string, default: "exact", flag: nil, applied: .reload)
+    package static let outputsDecimals = ConfigurationKey("outputs.decimals", .int, default: "", flag: nil, applied: .reload)
+    package static let outputsGroup = ConfigurationKey("outputs.group", .string, default: "", flag: nil, applied: .reload)
+    package static let outputsMode = ConfigurationKey("outputs.mode", .string, default: "0644", flag: nil, applied: .reload)
+    package static let accessDefaultLevel = ConfigurationKey("access.default_level", .string, default: "exact", flag: nil, applied: .reload)
+    package static let accessRules = ConfigurationKey("access.rules", .stringArray, default: "[]", flag: nil, applied: .reload)
+    package static let accessMutate = ConfigurationKey("access.mutate", .stringArray, default: "[]", flag: nil, applied: .reload)
+    package static let logLevel = ConfigurationKey("log.level", .string, default: "info", flag: "log-level", applied: .reload)
+
     package static let all: [ConfigurationKey] = [
-        .init(name: "gpsd.enabled", type: .bool, applied: .reload),
-        .init(name: "gpsd.endpoint", type: .string, applied: .reload),
-        .init(name: "gpsd.first_report_wait_s", type: .double, applied: .reload),
-        .init(name: "fix.timeout_s", type: .double, applied: .reload),
-        .init(name: "fix.min_mode", type: .int, applied: .reload),
-        .init(name: "fix.max_error_m", type: .double, applied: .reload),
-        .init(name: "fix.fallback_error_m", type: .double, applied: .reload),
-        .init(name: "fix.accept_unknown_error", type: .bool, applied: .reload),
-        .init(name: "fix.require_time", type: .bool, applied: .reload),
-        .init(name: "fix.no_satellite_timeout_s", type: .double, applied: .reload),
-        .init(name: "schedule.ttl_s", type: .double, applied: .reload),
-        .init(name: "schedule.expire_after_s", type: .double, applied: .reload),
-        .init(name: "schedule.retry_initial_s", type: .double, applied: .reload),
-        .init(name: "schedule.retry_max_s", type: .double, applied: .reload),
-        .init(name: "refresh.burst", type: .int, applied: .reload),
-        .init(name: "refresh.interval_s", type: .double, applied: .reload),
-        .init(name: "places.stationary_distance_m", type: .double, applied: .reload),
-        .init(name: "state.file", type: .string, applied: .restart),
-        .init(name: "state.default", type: .string, applied: .restart),
-        .init(name: "state.dir", type: .string, applied: .restart),
-        .init(name: "static.latitude", type: .double, applied: .reload),
-        .init(name: "static.longitude", type: .double, applied: .reload),
-        .init(name: "static.altitude_m", type: .double, applied: .reload),
-        .init(name: "static.error_m", type: .double, applied: .reload),
-        .init(name: "index.path", type: .string, applied: .restart),
-        .init(name: "socket.path", type: .string, applied: .restart),
-        .init(name: "socket.mode", type: .string, applied: .restart),
-        .init(name: "api.head_timeout_s", type: .double, applied: .restart),
-        .init(name: "api.idle_timeout_s", type: .double, applied: .restart),
-        .init(name: "api.heartbeat_s", type: .double, applied: .restart),
-        .init(name: "api.max_connections", type: .int, applied: .restart),
-        .init(name: "api.max_connections_per_uid", type: .int, applied: .restart),
-        .init(name: "outputs.env_file", type: .string, applied: .restart),
-        .init(name: "outputs.prometheus_file", type: .string, applied: .restart),
-        .init(name: "outputs.level", type: .string, applied: .reload),
-        .init(name: "outputs.decimals", type: .int, applied: .reload),
-        .init(name: "outputs.group", type: .string, applied: .reload),
-        .init(name: "outputs.mode", type: .string, applied: .reload),
-        .init(name: "access.default_level", type: .string, applied: .reload),
-        .init(name: "access.rules", type: .stringArray, applied: .reload),
-        .init(name: "access.mutate", type: .stringArray, applied: .reload),
-        .init(name: "log.level", type: .string, applied: .reload),
+        gpsdEnabled,
+        gpsdEndpoint,
+        gpsdFirstReportWait,
+        fixTimeout,
+        fixMinimumMode,
+        fixMaximumError,
+        fixFallbackError,
+        fixAcceptUnknownError,
+        fixRequireTime,
+        fixNoSatelliteTimeout,
+        scheduleTTL,
+        scheduleExpireAfter,
+        scheduleRetryInitial,
+        scheduleRetryMaximum,
+        refreshBurst,
+        refreshInterval,
+        placesStationaryDistance,
+        stateFile,
+        stateDefault,
+        stateDirectory,
+        staticLatitude,
+        staticLongitude,
+        staticAltitude,
+        staticError,
+        indexPath,
+        socketPath,
+        socketMode,
+        apiHeadTimeout,
+        apiIdleTimeout,
+        apiHeartbeat,
+        apiMaximumConnections,
+        apiMaximumConnectionsPerUID,
+        outputsEnvFile,
+        outputsPrometheusFile,
+        outputsLevel,
+        outputsDecimals,
+        outputsGroup,
+        outputsMode,
+        accessDefaultLevel,
+        accessRules,
+        accessMutate,
+        logLevel,
     ]
 
     package static let byName: [String: ConfigurationKey] = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,11 +1,14 @@
 import Configuration
 import FoundationEssentials
+import GeoIndex
 package import GeoAttrCore
 package import GeoAttrGPSD
 package import GeoAttrModel
 package import GeoAttrServer
 package import Logging
 import Synchronization
+
+private typealias Keys = ConfigurationKeys
 
 /// Everything the daemon reads from its configuration, validated.
 ///
@@ -33,7 +36,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var defaultPower = PowerState.foreground
     package var stateDirectory = "/var/lib/geoattrd"
     package var staticLocation: StaticLocation?
-    package var indexPath: String?
+    /// The index file (`index.path`; empty in the file: the installed one). Never looked for
+    /// elsewhere: a service must not depend on its working directory.
+    package var indexPath = IndexLocator.installedIndex
     package var socketPath = "/run/geoattrd/geoattrd.sock"
     package var socketMode: UInt32 = 0o660
     package var limits = ServerLimits()
@@ -58,42 +63,42 @@ package struct DaemonConfiguration: Sendable, Equatable {
         }
         func seconds(_ duration: Duration) -> String { number(duration.secondsValue) }
         var settings: [(String, String)] = [
-            ("gpsd.enabled", "\(gpsdEnabled)"), ("gpsd.endpoint", gpsdEndpoint.description),
-            ("gpsd.first_report_wait_s", seconds(fixRules.firstReportWait)),
-            ("fix.timeout_s", seconds(fixRules.timeout)), ("fix.min_mode", "\(fixRules.minimumMode.rawValue)"),
-            ("fix.max_error_m", number(fixRules.maximumErrorMeters)),
-            ("fix.fallback_error_m", number(fixRules.timeoutFallbackErrorMeters)),
-            ("fix.accept_unknown_error", "\(fixRules.acceptUnknownError)"), ("fix.require_time", "\(fixRules.requireTime)"),
-            ("fix.no_satellite_timeout_s", seconds(fixRules.noSatelliteTimeout)),
-            ("schedule.ttl_s", seconds(schedule.ttl)), ("schedule.expire_after_s", seconds(schedule.expireAfter)),
-            ("schedule.retry_initial_s", seconds(schedule.retryInitial)), ("schedule.retry_max_s", seconds(schedule.retryMaximum)),
-            ("refresh.burst", "\(schedule.refreshBurst)"), ("refresh.interval_s", seconds(schedule.refreshInterval)),
-            ("places.stationary_distance_m", number(schedule.stationaryDistanceMeters)),
-            ("state.file", stateFile), ("state.default", defaultPower.rawValue), ("state.dir", stateDirectory),
+            (Keys.gpsdEnabled.name, "\(gpsdEnabled)"), (Keys.gpsdEndpoint.name, gpsdEndpoint.description),
+            (Keys.gpsdFirstReportWait.name, seconds(fixRules.firstReportWait)),
+            (Keys.fixTimeout.name, seconds(fixRules.timeout)), (Keys.fixMinimumMode.name, "\(fixRules.minimumMode.rawValue)"),
+            (Keys.fixMaximumError.name, number(fixRules.maximumErrorMeters)),
+            (Keys.fixFallbackError.name, number(fixRules.timeoutFallbackErrorMeters)),
+            (Keys.fixAcceptUnknownError.name, "\(fixRules.acceptUnknownError)"), (Keys.fixRequireTime.name, "\(fixRules.requireTime)"),
+            (Keys.fixNoSatelliteTimeout.name, seconds(fixRules.noSatelliteTimeout)),
+            (Keys.scheduleTTL.name, seconds(schedule.ttl)), (Keys.scheduleExpireAfter.name, seconds(schedule.expireAfter)),
+            (Keys.scheduleRetryInitial.name, seconds(schedule.retryInitial)), (Keys.scheduleRetryMaximum.name, seconds(schedule.retryMaximum)),
+            (Keys.refreshBurst.name, "\(schedule.refreshBurst)"), (Keys.refreshInterval.name, seconds(schedule.refreshInterval)),
+            (Keys.placesStationaryDistance.name, number(schedule.stationaryDistanceMeters)),
+            (Keys.stateFile.name, stateFile), (Keys.stateDefault.name, defaultPower.rawValue), (Keys.stateDirectory.name, stateDirectory),
         ]
         if let location = staticLocation {
-            settings.append(("static.latitude", "\(location.latitude)"))
-            settings.append(("static.longitude", "\(location.longitude)"))
-            if let altitude = location.altitudeMeters { settings.append(("static.altitude_m", "\(altitude)")) }
-            if let error = location.errorMeters { settings.append(("static.error_m", "\(error)")) }
+            settings.append((Keys.staticLatitude.name, "\(location.latitude)"))
+            settings.append((Keys.staticLongitude.name, "\(location.longitude)"))
+            if let altitude = location.altitudeMeters { settings.append((Keys.staticAltitude.name, "\(altitude)")) }
+            if let error = location.errorMeters { settings.append((Keys.staticError.name, "\(error)")) }
         }
         settings += [
-            ("index.path", indexPath ?? ""), ("socket.path", socketPath),
-            ("socket.mode", "0" + String(socketMode, radix: 8)),
-            ("api.head_timeout_s", seconds(limits.headTimeout)), ("api.idle_timeout_s", seconds(limits.idleTimeout)),
-            ("api.heartbeat_s", seconds(limits.heartbeatInterval)), ("api.max_connections", "\(limits.maximumConnections)"),
-            ("api.max_connections_per_uid", "\(limits.maximumConnectionsPerUID)"),
-            ("outputs.env_file", envOutput ?? ""), ("outputs.prometheus_file", prometheusOutput ?? ""),
-            ("outputs.level", outputGrant.level.rawValue),
-            ("outputs.decimals", outputGrant.coordinateDecimals.map { "\($0)" } ?? ""),
-            ("outputs.group", outputGroup.map { "\($0.name) (gid \($0.gid))" } ?? ""),
-            ("outputs.mode", "0" + String(outputMode, radix: 8)),
-            ("access.default_level", accessDefault.rawValue),
-            ("access.rules", "[" + accessRules.map { rule in
+            (Keys.indexPath.name, indexPath), (Keys.socketPath.name, socketPath),
+            (Keys.socketMode.name, "0" + String(socketMode, radix: 8)),
+            (Keys.apiHeadTimeout.name, seconds(limits.headTimeout)), (Keys.apiIdleTimeout.name, seconds(limits.idleTimeout)),
+            (Keys.apiHeartbeat.name, seconds(limits.heartbeatInterval)), (Keys.apiMaximumConnections.name, "\(limits.maximumConnections)"),
+            (Keys.apiMaximumConnectionsPerUID.name, "\(limits.maximumConnectionsPerUID)"),
+            (Keys.outputsEnvFile.name, envOutput ?? ""), (Keys.outputsPrometheusFile.name, prometheusOutput ?? ""),
+            (Keys.outputsLevel.name, outputGrant.level.rawValue),
+            (Keys.outputsDecimals.name, outputGrant.coordinateDecimals.map { "\($0)" } ?? ""),
+            (Keys.outputsGroup.name, outputGroup.map { "\($0.name) (gid \($0.gid))" } ?? ""),
+            (Keys.outputsMode.name, "0" + String(outputMode, radix: 8)),
+            (Keys.accessDefaultLevel.name, accessDefault.rawValue),
+            (Keys.accessRules.name, "[" + accessRules.map { rule in
                 "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
             }.joined(separator: ", ") + "]"),
-            ("access.mutate", "[" + accessMutators.map(\.description).joined(separator: ", ") + "]"),
-            ("log.level", logLevel.rawValue),
+            (Keys.accessMutate.name, "[" + accessMutators.map(\.description).joined(separator: ", ") + "]"),
+            (Keys.logLevel.name, logLevel.rawValue),
         ]
         return settings
     }
@@ -181,77 +186,77 @@ package struct ConfigurationLoader: Sendable {
         var result = DaemonConfiguration()
         let defaults = DaemonConfiguration()
 
-        result.gpsdEnabled = config.bool(forKey: "gpsd.enabled", default: defaults.gpsdEnabled)
-        let endpoint = config.string(forKey: "gpsd.endpoint", default: defaults.gpsdEndpoint.description)
+        result.gpsdEnabled = config.bool(forKey: Keys.gpsdEnabled.configKey, default: defaults.gpsdEnabled)
+        let endpoint = config.string(forKey: Keys.gpsdEndpoint.configKey, default: defaults.gpsdEndpoint.description)
         guard let parsed = GPSDEndpoint(parsing: endpoint) else {
-            throw ConfigurationError(key: "gpsd.endpoint", problem: "expected HOST:PORT, for example 127.0.0.1:2947; got '\(endpoint)'")
+            throw ConfigurationError(key: Keys.gpsdEndpoint.name, problem: "expected HOST:PORT, for example 127.0.0.1:2947; got '\(endpoint)'")
         }
         result.gpsdEndpoint = parsed
 
         var rules = FixAcceptanceRules()
-        let firstReportWait = config.double(forKey: "gpsd.first_report_wait_s", default: rules.firstReportWait.secondsValue)
+        let firstReportWait = config.double(forKey: Keys.gpsdFirstReportWait.configKey, default: rules.firstReportWait.secondsValue)
         guard firstReportWait.isFinite, (0...60).contains(firstReportWait) else {
-            throw ConfigurationError(key: "gpsd.first_report_wait_s", problem: "expected 0 to 60 seconds (0: no wait); got \(firstReportWait)")
+            throw ConfigurationError(key: Keys.gpsdFirstReportWait.name, problem: "expected 0 to 60 seconds (0: no wait); got \(firstReportWait)")
         }
         rules.firstReportWait = .milliseconds(Int64((firstReportWait * 1000).rounded()))
-        rules.timeout = try duration(config, "fix.timeout_s", default: rules.timeout, minimum: 0.1)
-        let mode = config.int(forKey: "fix.min_mode", default: rules.minimumMode.rawValue)
+        rules.timeout = try duration(config, Keys.fixTimeout, default: rules.timeout, minimum: 0.1)
+        let mode = config.int(forKey: Keys.fixMinimumMode.configKey, default: rules.minimumMode.rawValue)
         guard let minimumMode = FixMode(rawValue: mode) else {
-            throw ConfigurationError(key: "fix.min_mode", problem: "expected 2 or 3; got \(mode)")
+            throw ConfigurationError(key: Keys.fixMinimumMode.name, problem: "expected 2 or 3; got \(mode)")
         }
         rules.minimumMode = minimumMode
-        rules.maximumErrorMeters = try positive(config, "fix.max_error_m", default: rules.maximumErrorMeters)
-        rules.timeoutFallbackErrorMeters = try positive(config, "fix.fallback_error_m", default: rules.timeoutFallbackErrorMeters)
+        rules.maximumErrorMeters = try positive(config, Keys.fixMaximumError, default: rules.maximumErrorMeters)
+        rules.timeoutFallbackErrorMeters = try positive(config, Keys.fixFallbackError, default: rules.timeoutFallbackErrorMeters)
         guard rules.timeoutFallbackErrorMeters >= rules.maximumErrorMeters else {
-            throw ConfigurationError(key: "fix.fallback_error_m", problem: "must be at least fix.max_error_m (\(rules.maximumErrorMeters))")
+            throw ConfigurationError(key: Keys.fixFallbackError.name, problem: "must be at least fix.max_error_m (\(rules.maximumErrorMeters))")
         }
-        rules.acceptUnknownError = config.bool(forKey: "fix.accept_unknown_error", default: rules.acceptUnknownError)
-        rules.requireTime = config.bool(forKey: "fix.require_time", default: rules.requireTime)
-        rules.noSatelliteTimeout = try duration(config, "fix.no_satellite_timeout_s", default: rules.noSatelliteTimeout, minimum: 0.1)
+        rules.acceptUnknownError = config.bool(forKey: Keys.fixAcceptUnknownError.configKey, default: rules.acceptUnknownError)
+        rules.requireTime = config.bool(forKey: Keys.fixRequireTime.configKey, default: rules.requireTime)
+        rules.noSatelliteTimeout = try duration(config, Keys.fixNoSatelliteTimeout, default: rules.noSatelliteTimeout, minimum: 0.1)
         result.fixRules = rules
 
         var schedule = ScheduleConfiguration()
-        schedule.ttl = try duration(config, "schedule.ttl_s", default: schedule.ttl, minimum: 0.1)
-        schedule.expireAfter = try duration(config, "schedule.expire_after_s", default: schedule.expireAfter, minimum: 0.1)
+        schedule.ttl = try duration(config, Keys.scheduleTTL, default: schedule.ttl, minimum: 0.1)
+        schedule.expireAfter = try duration(config, Keys.scheduleExpireAfter, default: schedule.expireAfter, minimum: 0.1)
         guard schedule.expireAfter >= schedule.ttl else {
-            throw ConfigurationError(key: "schedule.expire_after_s", problem: "must be at least schedule.ttl_s")
+            throw ConfigurationError(key: Keys.scheduleExpireAfter.name, problem: "must be at least schedule.ttl_s")
         }
-        schedule.retryInitial = try duration(config, "schedule.retry_initial_s", default: schedule.retryInitial, minimum: 0.1)
-        schedule.retryMaximum = try duration(config, "schedule.retry_max_s", default: schedule.retryMaximum, minimum: 0.1)
+        schedule.retryInitial = try duration(config, Keys.scheduleRetryInitial, default: schedule.retryInitial, minimum: 0.1)
+        schedule.retryMaximum = try duration(config, Keys.scheduleRetryMaximum, default: schedule.retryMaximum, minimum: 0.1)
         guard schedule.retryMaximum >= schedule.retryInitial else {
-            throw ConfigurationError(key: "schedule.retry_max_s", problem: "must be at least schedule.retry_initial_s")
+            throw ConfigurationError(key: Keys.scheduleRetryMaximum.name, problem: "must be at least schedule.retry_initial_s")
         }
-        let burst = config.int(forKey: "refresh.burst", default: schedule.refreshBurst)
+        let burst = config.int(forKey: Keys.refreshBurst.configKey, default: schedule.refreshBurst)
         guard (0...10_000).contains(burst) else {
-            throw ConfigurationError(key: "refresh.burst", problem: "expected 0 to 10000; got \(burst)")
+            throw ConfigurationError(key: Keys.refreshBurst.name, problem: "expected 0 to 10000; got \(burst)")
         }
         schedule.refreshBurst = burst
-        schedule.refreshInterval = try duration(config, "refresh.interval_s", default: schedule.refreshInterval, minimum: 0.001)
-        let stationary = config.double(forKey: "places.stationary_distance_m", default: schedule.stationaryDistanceMeters)
+        schedule.refreshInterval = try duration(config, Keys.refreshInterval, default: schedule.refreshInterval, minimum: 0.001)
+        let stationary = config.double(forKey: Keys.placesStationaryDistance.configKey, default: schedule.stationaryDistanceMeters)
         guard stationary.isFinite, stationary >= 0 else {
-            throw ConfigurationError(key: "places.stationary_distance_m", problem: "expected 0 or more metres; got \(stationary)")
+            throw ConfigurationError(key: Keys.placesStationaryDistance.name, problem: "expected 0 or more metres; got \(stationary)")
         }
         schedule.stationaryDistanceMeters = stationary
         result.schedule = schedule
 
-        result.stateFile = try path(config, "state.file", default: defaults.stateFile)
-        let power = config.string(forKey: "state.default", default: defaults.defaultPower.rawValue)
+        result.stateFile = try path(config, Keys.stateFile, default: defaults.stateFile)
+        let power = config.string(forKey: Keys.stateDefault.configKey, default: defaults.defaultPower.rawValue)
         guard let defaultPower = PowerState(rawValue: power) else {
-            throw ConfigurationError(key: "state.default", problem: "expected foreground or background; got '\(power)'")
+            throw ConfigurationError(key: Keys.stateDefault.name, problem: "expected foreground or background; got '\(power)'")
         }
         result.defaultPower = defaultPower
-        result.stateDirectory = try path(config, "state.dir", default: defaults.stateDirectory)
+        result.stateDirectory = try path(config, Keys.stateDirectory, default: defaults.stateDirectory)
 
-        let latitude = config.double(forKey: "static.latitude")
-        let longitude = config.double(forKey: "static.longitude")
+        let latitude = config.double(forKey: Keys.staticLatitude.configKey)
+        let longitude = config.double(forKey: Keys.staticLongitude.configKey)
         if latitude != nil || longitude != nil {
             guard let latitude, let longitude else {
-                throw ConfigurationError(key: latitude == nil ? "static.latitude" : "static.longitude", problem: "a static location needs both latitude and longitude")
+                throw ConfigurationError(key: (latitude == nil ? Keys.staticLatitude : Keys.staticLongitude).name, problem: "a static location needs both latitude and longitude")
             }
             let location = DaemonConfiguration.StaticLocation(
                 latitude: latitude, longitude: longitude,
-                altitudeMeters: config.double(forKey: "static.altitude_m"),
-                errorMeters: config.double(forKey: "static.error_m"))
+                altitudeMeters: config.double(forKey: Keys.staticAltitude.configKey),
+                errorMeters: config.double(forKey: Keys.staticError.configKey))
             do {
                 _ = try StaticFixSource(
                     latitude: location.latitude, longitude: location.longitude,
@@ -262,111 +267,111 @@ package struct ConfigurationLoader: Sendable {
             result.staticLocation = location
         }
         if !result.gpsdEnabled, result.staticLocation == nil {
-            throw ConfigurationError(key: "gpsd.enabled", problem: "with gpsd disabled, static.latitude and static.longitude are needed")
+            throw ConfigurationError(key: Keys.gpsdEnabled.name, problem: "with gpsd disabled, static.latitude and static.longitude are needed")
         }
 
-        if let index = config.string(forKey: "index.path"), !index.isEmpty {
-            result.indexPath = index
+        if let index = config.string(forKey: Keys.indexPath.configKey), !index.isEmpty {
+            result.indexPath = try path(config, Keys.indexPath, default: index)
         }
-        result.socketPath = try path(config, "socket.path", default: defaults.socketPath)
-        let modeText = config.string(forKey: "socket.mode", default: "0660")
+        result.socketPath = try path(config, Keys.socketPath, default: defaults.socketPath)
+        let modeText = config.string(forKey: Keys.socketMode.configKey, default: "0660")
         guard let socketMode = UInt32(modeText, radix: 8), socketMode <= 0o777 else {
-            throw ConfigurationError(key: "socket.mode", problem: "expected an octal file mode like 0660; got '\(modeText)'")
+            throw ConfigurationError(key: Keys.socketMode.name, problem: "expected an octal file mode like 0660; got '\(modeText)'")
         }
         result.socketMode = socketMode
         var limits = ServerLimits()
-        limits.headTimeout = try duration(config, "api.head_timeout_s", default: limits.headTimeout, minimum: 0.05)
-        limits.idleTimeout = try duration(config, "api.idle_timeout_s", default: limits.idleTimeout, minimum: 0.05)
-        limits.heartbeatInterval = try duration(config, "api.heartbeat_s", default: limits.heartbeatInterval, minimum: 0.05)
-        let maximumConnections = config.int(forKey: "api.max_connections", default: limits.maximumConnections)
+        limits.headTimeout = try duration(config, Keys.apiHeadTimeout, default: limits.headTimeout, minimum: 0.05)
+        limits.idleTimeout = try duration(config, Keys.apiIdleTimeout, default: limits.idleTimeout, minimum: 0.05)
+        limits.heartbeatInterval = try duration(config, Keys.apiHeartbeat, default: limits.heartbeatInterval, minimum: 0.05)
+        let maximumConnections = config.int(forKey: Keys.apiMaximumConnections.configKey, default: limits.maximumConnections)
         guard (1...100_000).contains(maximumConnections) else {
-            throw ConfigurationError(key: "api.max_connections", problem: "expected 1 to 100000; got \(maximumConnections)")
+            throw ConfigurationError(key: Keys.apiMaximumConnections.name, problem: "expected 1 to 100000; got \(maximumConnections)")
         }
         limits.maximumConnections = maximumConnections
-        let perUID = config.int(forKey: "api.max_connections_per_uid", default: limits.maximumConnectionsPerUID)
+        let perUID = config.int(forKey: Keys.apiMaximumConnectionsPerUID.configKey, default: limits.maximumConnectionsPerUID)
         guard (1...100_000).contains(perUID) else {
-            throw ConfigurationError(key: "api.max_connections_per_uid", problem: "expected 1 to 100000; got \(perUID)")
+            throw ConfigurationError(key: Keys.apiMaximumConnectionsPerUID.name, problem: "expected 1 to 100000; got \(perUID)")
         }
         limits.maximumConnectionsPerUID = perUID
         result.limits = limits
-        if let path = config.string(forKey: "outputs.env_file"), !path.isEmpty {
-            result.envOutput = try self.path(config, "outputs.env_file", default: path)
+        if let path = config.string(forKey: Keys.outputsEnvFile.configKey), !path.isEmpty {
+            result.envOutput = try self.path(config, Keys.outputsEnvFile, default: path)
         }
-        if let path = config.string(forKey: "outputs.prometheus_file"), !path.isEmpty {
-            result.prometheusOutput = try self.path(config, "outputs.prometheus_file", default: path)
+        if let path = config.string(forKey: Keys.outputsPrometheusFile.configKey), !path.isEmpty {
+            result.prometheusOutput = try self.path(config, Keys.outputsPrometheusFile, default: path)
         }
-        let outputLevel = config.string(forKey: "outputs.level", default: "exact")
+        let outputLevel = config.string(forKey: Keys.outputsLevel.configKey, default: "exact")
         guard let outputPrecision = PrecisionLevel(rawValue: outputLevel) else {
-            throw ConfigurationError(key: "outputs.level", problem: "expected exact, postal, locality, region, country or none; got '\(outputLevel)'")
+            throw ConfigurationError(key: Keys.outputsLevel.name, problem: "expected exact, postal, locality, region, country or none; got '\(outputLevel)'")
         }
-        let outputDecimals = config.int(forKey: "outputs.decimals")
+        let outputDecimals = config.int(forKey: Keys.outputsDecimals.configKey)
         if let outputDecimals, !(0...9).contains(outputDecimals) {
-            throw ConfigurationError(key: "outputs.decimals", problem: "expected 0 to 9; got \(outputDecimals)")
+            throw ConfigurationError(key: Keys.outputsDecimals.name, problem: "expected 0 to 9; got \(outputDecimals)")
         }
         if outputDecimals != nil, !Grant.levelsWithDecimals.contains(outputPrecision) {
             throw ConfigurationError(
-                key: "outputs.decimals",
+                key: Keys.outputsDecimals.name,
                 problem: "rounded coordinates apply only with outputs.level postal, locality or region; with \(outputPrecision.rawValue) remove outputs.decimals")
         }
         result.outputGrant = Grant(level: outputPrecision, coordinateDecimals: outputDecimals)
-        if let group = config.string(forKey: "outputs.group"), !group.isEmpty {
+        if let group = config.string(forKey: Keys.outputsGroup.configKey), !group.isEmpty {
             guard let gid = AccountNames.gid(named: group) else {
-                throw ConfigurationError(key: "outputs.group", problem: "no such group: '\(group)' (a group name or number)")
+                throw ConfigurationError(key: Keys.outputsGroup.name, problem: "no such group: '\(group)' (a group name or number)")
             }
             result.outputGroup = DaemonConfiguration.OutputGroup(name: group, gid: gid)
         }
-        let outputModeText = config.string(forKey: "outputs.mode", default: "0644")
+        let outputModeText = config.string(forKey: Keys.outputsMode.configKey, default: "0644")
         guard let outputMode = UInt32(outputModeText, radix: 8), outputMode <= 0o777 else {
-            throw ConfigurationError(key: "outputs.mode", problem: "expected an octal file mode like 0640; got '\(outputModeText)'")
+            throw ConfigurationError(key: Keys.outputsMode.name, problem: "expected an octal file mode like 0640; got '\(outputModeText)'")
         }
         result.outputMode = outputMode
-        let defaultLevel = config.string(forKey: "access.default_level", default: defaults.accessDefault.rawValue)
+        let defaultLevel = config.string(forKey: Keys.accessDefaultLevel.configKey, default: defaults.accessDefault.rawValue)
         guard let accessDefault = PrecisionLevel(rawValue: defaultLevel) else {
-            throw ConfigurationError(key: "access.default_level", problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")
+            throw ConfigurationError(key: Keys.accessDefaultLevel.name, problem: "expected exact, postal, locality, region, country or none; got '\(defaultLevel)'")
         }
         result.accessDefault = accessDefault
-        for text in config.stringArray(forKey: "access.rules", default: []) {
+        for text in config.stringArray(forKey: Keys.accessRules.configKey, default: []) {
             do {
                 result.accessRules.append(try AccessPolicy.parseRule(text))
             } catch {
-                throw ConfigurationError(key: "access.rules", problem: "\(error)")
+                throw ConfigurationError(key: Keys.accessRules.name, problem: "\(error)")
             }
         }
-        for text in config.stringArray(forKey: "access.mutate", default: []) {
+        for text in config.stringArray(forKey: Keys.accessMutate.configKey, default: []) {
             do {
                 result.accessMutators.append(try AccessPolicy.parseSubject(text))
             } catch {
-                throw ConfigurationError(key: "access.mutate", problem: "'\(text)': expected uid:N or gid:N")
+                throw ConfigurationError(key: Keys.accessMutate.name, problem: "'\(text)': expected uid:N or gid:N")
             }
         }
-        let level = config.string(forKey: "log.level", default: defaults.logLevel.rawValue)
+        let level = config.string(forKey: Keys.logLevel.configKey, default: defaults.logLevel.rawValue)
         guard let logLevel = Logger.Level(rawValue: level) else {
-            throw ConfigurationError(key: "log.level", problem: "expected trace, debug, info, notice, warning, error or critical; got '\(level)'")
+            throw ConfigurationError(key: Keys.logLevel.name, problem: "expected trace, debug, info, notice, warning, error or critical; got '\(level)'")
         }
         result.logLevel = logLevel
         return result
     }
 
-    private func duration(_ config: ConfigReader, _ key: String, default value: Duration, minimum: Double) throws -> Duration {
-        let seconds = config.double(forKey: ConfigKey(stringLiteral: key), default: value.secondsValue)
+    private func duration(_ config: ConfigReader, _ key: ConfigurationKey, default value: Duration, minimum: Double) throws -> Duration {
+        let seconds = config.double(forKey: key.configKey, default: value.secondsValue)
         guard seconds.isFinite, seconds >= minimum, seconds <= 10 * 365 * 86_400 else {
-            throw ConfigurationError(key: key, problem: "expected seconds, at least \(minimum); got \(seconds)")
+            throw ConfigurationError(key: key.name, problem: "expected seconds, at least \(minimum); got \(seconds)")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    private func positive(_ config: ConfigReader, _ key: String, default value: Double) throws -> Double {
-        let number = config.double(forKey: ConfigKey(stringLiteral: key), default: value)
+    private func positive(_ config: ConfigReader, _ key: ConfigurationKey, default value: Double) throws -> Double {
+        let number = config.double(forKey: key.configKey, default: value)
         guard number.isFinite, number > 0 else {
-            throw ConfigurationError(key: key, problem: "expected a number above 0; got \(number)")
+            throw ConfigurationError(key: key.name, problem: "expected a number above 0; got \(number)")
         }
         return number
     }
 
-    private func path(_ config: ConfigReader, _ key: String, default value: String) throws -> String {
-        let path = config.string(forKey: ConfigKey(stringLiteral: key), default: value)
+    private func path(_ config: ConfigReader, _ key: ConfigurationKey, default value: String) throws -> String {
+        let path = config.string(forKey: key.configKey, default: value)
         guard path.hasPrefix("/"), !path.contains("\0"), path.count > 1 else {
-            throw ConfigurationError(key: key, problem: "expected an absolute path; got '\(path)'")
+            throw ConfigurationError(key: key.name, problem: "expected an absolute path; got '\(path)'")
         }
         return path.hasSuffix("/") ? String(path.dropLast()) : path
     }

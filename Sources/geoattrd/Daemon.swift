@@ -3,8 +3,8 @@ import GeoAttrDaemonConfig
 import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer
-import GeoIndexCLI
 import GeoAttrSystemd
+import GeoIndex
 import Logging
 import Prometheus
 import ServiceLifecycle
@@ -29,7 +29,7 @@ struct Daemon {
             ?? configuration.defaultPower
         let store = AttributeStore(powerState: initialPower)
         let geocoders = GeocoderSlot(nil)
-        let indexPath = IndexLocator.locate(explicit: configuration.indexPath)
+        let indexPath = configuration.indexPath
         let reloader = GeocoderReloader(
             path: indexPath, slot: geocoders, logger: Logger(label: "geoattrd.index"),
             onSwap: { geocoder in
@@ -42,7 +42,12 @@ struct Daemon {
             onRefusal: { problem in store.updateStatus { $0.indexProblem = problem } },
             load: IndexGeocoder.load)
         // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
-        let indexLoaded = await reloader.reload(reason: "start")
+        _ = await reloader.reload(reason: "start")
+        if getenv(IndexLocator.environmentVariable) != nil {
+            logger.notice(
+                "GEOATTRD_INDEX is geoattrctl's variable and the daemon ignores it: set index.path (GEOATTRD_INDEX_PATH, --index)",
+                metadata: ["index": "\(indexPath)"])
+        }
         let cache = CacheFile(directory: configuration.stateDirectory)
         for removed in cache.removeStaleTemporaryFiles() {
             logger.notice("removed a temporary cache file left by an interrupted write", metadata: ["path": "\(removed)"])
@@ -130,10 +135,8 @@ struct Daemon {
         if let notifier {
             services.append(.init(service: SystemdIntegration(notifier: notifier, scheduler: scheduler, store: store, logger: logger)))
         }
-        // The index file is watched when there is one, or one was asked for by name.
-        if indexLoaded || configuration.indexPath != nil {
-            services.append(.init(service: reloader, successTerminationBehavior: .ignore))
-        }
+        // Watched even when missing: the geodata package may be installed after the daemon starts.
+        services.append(.init(service: reloader, successTerminationBehavior: .ignore))
         var groupConfiguration = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

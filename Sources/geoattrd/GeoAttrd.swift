@@ -43,7 +43,7 @@ struct GeoAttrd: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: "Where the cache is kept (state.dir).")
     var stateDir: String?
 
-    @Option(help: "The geocoder index file (index.path).")
+    @Option(help: "The geocoder index file (index.path; default /usr/share/geoattrd/world.gidx).")
     var index: String?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (log.level).")
@@ -54,13 +54,14 @@ struct GeoAttrd: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        // Each flag's key (ConfigurationKey.flag); a test holds --help to the table.
+        let given: [(ConfigurationKey, String?)] = [
+            (ConfigurationKeys.socketPath, socket), (ConfigurationKeys.gpsdEndpoint, gpsd),
+            (ConfigurationKeys.stateFile, stateFile), (ConfigurationKeys.stateDirectory, stateDir),
+            (ConfigurationKeys.indexPath, index), (ConfigurationKeys.logLevel, logLevel),
+        ]
         var flags: [String: String] = [:]
-        flags["socket.path"] = socket
-        flags["gpsd.endpoint"] = gpsd
-        flags["state.file"] = stateFile
-        flags["state.dir"] = stateDir
-        flags["index.path"] = index
-        flags["log.level"] = logLevel
+        for case (let key, let value?) in given { flags[key.name] = value }
         let loader = ConfigurationLoader(
             flags: flags,
             environment: ProcessEnvironment.current(),
