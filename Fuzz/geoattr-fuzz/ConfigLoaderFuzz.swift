@@ -1,7 +1,7 @@
 import GeoAttrDaemonConfig
 
-/// The configuration: the daemon's `ConfigurationLoader.load()` (swift-configuration's YAML
-/// file provider, then every key's validation) on a YAML file with the fuzzed bytes, named
+/// The configuration: the daemon's `ConfigurationLoader.load()` (libyaml's events mapped to a
+/// `LibYAMLSnapshot`, then every key's type and validation) on a YAML file with the fuzzed bytes, named
 /// with `--config` (no flags, no GEOATTRD_* environment), then the effective settings as
 /// `--check-config` prints them, or the one-line error geoattrd exits with.
 struct ConfigLoaderFuzz: FuzzHarness {

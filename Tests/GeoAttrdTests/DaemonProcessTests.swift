@@ -183,9 +183,15 @@ struct DaemonProcessTests {
             let refused = try #require(await daemon.waitForLog("reload refused"))
             #expect(refused.text.contains("schedule.ttl_s"))
             #expect(await daemon.waitForLog("fix accepted", from: refused.index) != nil, "the running schedule stopped")
+            // What libyaml rejects: refused the same way, with the line and column.
+            try "schedule:\n  ttl_s: [3600\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+            daemon.signal(SIGHUP)
+            let syntax = try #require(await daemon.waitForLog("reload refused", from: refused.index + 1))
+            #expect(syntax.text.contains("line 3, column 1: did not find expected ',' or ']'"), "\(syntax.text)")
+            #expect(await daemon.waitForLog("fix accepted", from: syntax.index) != nil, "the running schedule stopped")
             try "schedule:\n  ttl_s: 3600\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
             daemon.signal(SIGHUP)
-            #expect(await daemon.waitForLog("configuration reloaded", from: refused.index) != nil)
+            #expect(await daemon.waitForLog("configuration reloaded", from: syntax.index) != nil)
             #expect(await daemon.waitForLog("ttl_s=3600") != nil)
             #expect(daemon.process.isRunning)
             #expect(await daemon.stop() == 0)
@@ -198,7 +204,9 @@ struct DaemonProcessTests {
         ("state:\n  default: asleep\n", "state.default"),
         ("gpsd:\n  endpoint: \"nohost:\"\n", "gpsd.endpoint"),
         ("static:\n  latitude: 95\n  longitude: 1\n", "static"),
-        ("this is: [not yaml\n", "bad.yaml"),
+        ("this is: [not yaml\n", "bad.yaml: line 2, column 1: did not find expected ',' or ']'"),
+        ("fix:\n  timeout_s: 5\nfix:\n  timeout_s: 6\n", "bad.yaml: line 4, column 3: fix.timeout_s: given twice (first at line 2)"),
+        ("fix:\n  max_error_m: lots\n", "fix.max_error_m: expected a number, found 'lots' ("),
         // Fails closed: a key that is not one, anywhere, is never ignored.
         ("access:\n  default-level: none\n", "access.default-level: unknown key (did you mean access.default_level?)"),
         ("access:\n  rules:\n    uid:1001: country\n", "access.rules.uid:1001: unknown key (did you mean access.rules?)"),
