@@ -48,16 +48,16 @@ let package = Package(
         ),
         // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
         .target(name: "CYAML", dependencies: ["CLibYAML"]),
-        // The offline reverse geocoder: memory-mapped index reader and lookup. Stdlib + Glibc only
-        // (no Foundation), no gpsd, no sockets: usable on its own.
+        // The offline reverse geocoder: memory-mapped index reader, lookup and where the index is.
+        // Stdlib + Glibc only (no Foundation), no gpsd, no sockets: usable on its own.
         .target(name: "GeoIndex"),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index.
         .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex"]),
-        // The index commands' logic (batch lookup, JSON, index location), used by geoattrctl.
-        .target(name: "GeoIndexCLI", dependencies: ["GeoIndex", "GeoIndexBuilder"]),
+        // The index commands' logic (batch lookup, place JSON), used by geoattrctl.
+        .target(name: "GeoIndexCLI", dependencies: ["GeoIndex"]),
         .executableTarget(
             name: "geoindex-bench",
-            dependencies: ["GeoIndex", "GeoIndexCLI"],
+            dependencies: ["GeoIndex"],
             path: "Benchmarks/geoindex-bench"
         ),
         // Value types shared by the daemon, its clients and the CLI.
@@ -147,7 +147,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         .executableTarget(
@@ -169,7 +168,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeoAttrCore", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder",
+                "GeoAttrCore", "GeoIndex", "GeoIndexBuilder",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -210,7 +209,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrCtlTests",
-            dependencies: ["GeoAttrModel", "TestSupport"]
+            dependencies: ["TestSupport"]
         ),
         .testTarget(
             name: "GeoAttrdTests",

@@ -16,6 +16,9 @@ if grep -E "^(warning:|$PWD/(Sources|Tests|Fuzz)/[^:]+:[0-9]+:[0-9]+: warning:)"
     exit 1
 fi
 
+# Each target imports exactly what Package.swift declares for it.
+python3 scripts/check-imports.py
+
 # The systemd units: verify must be silent, security must not regress.
 bash scripts/check-units.sh
 

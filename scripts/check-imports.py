@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Holds the import lines in the Swift sources to the dependencies Package.swift declares.
+
+For every Swift target: each module it imports is a declared dependency (a target or a
+product), and each declared dependency is imported somewhere in it. Toolchain modules (Glibc,
+FoundationEssentials, Synchronization, Testing, ...) are not dependencies. A C target's
+dependencies are its system libraries, checked by the compiler. Exits 1 with one line per
+mismatch.
+"""
+import glob
+import json
+import re
+import subprocess
+import sys
+
+TOOLCHAIN = {
+    "Glibc", "Musl", "Darwin", "Android", "Foundation", "FoundationEssentials",
+    "FoundationInternationalization", "Synchronization", "Dispatch", "_Concurrency", "Testing",
+    "XCTest",
+}
+IMPORT = re.compile(
+    r"\s*(?:@\w+\s+)*(?:(?:public|package|internal|private|fileprivate)\s+)?import\s+"
+    r"(?:(?:struct|enum|class|func|protocol|typealias|var|let)\s+)?([A-Za-z_]\w*)")
+DEFAULT_ROOT = {"regular": "Sources", "executable": "Sources", "test": "Tests"}
+
+
+def imports_of(directory):
+    modules = set()
+    for path in glob.glob(directory + "/**/*.swift", recursive=True):
+        in_string = False
+        with open(path, encoding="utf-8") as source:
+            for line in source:
+                # Multi-line string literals hold other languages' imports (Python helpers).
+                if line.count('"""') % 2 == 1:
+                    in_string = not in_string
+                    continue
+                if in_string:
+                    continue
+                match = IMPORT.match(line)
+                if match:
+                    modules.add(match.group(1))
+    return modules - TOOLCHAIN
+
+
+def main():
+    package = json.loads(subprocess.run(
+        ["swift", "package", "dump-package"], check=True, capture_output=True, text=True).stdout)
+    problems = []
+    for target in package["targets"]:
+        if target["type"] not in DEFAULT_ROOT:
+            continue
+        directory = target.get("path") or DEFAULT_ROOT[target["type"]] + "/" + target["name"]
+        if not glob.glob(directory + "/**/*.swift", recursive=True):
+            continue
+        declared = set()
+        for dependency in target["dependencies"]:
+            for kind in ("byName", "target", "product"):
+                if kind in dependency:
+                    declared.add(dependency[kind][0])
+        imported = imports_of(directory)
+        for module in sorted(imported - declared):
+            problems.append(f"{target['name']} imports {module}, which Package.swift does not declare")
+        for module in sorted(declared - imported):
+            problems.append(f"{target['name']} declares {module} and imports it nowhere")
+    for problem in problems:
+        print(f"check-imports: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
