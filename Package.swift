@@ -231,6 +231,7 @@ let package = Package(
             name: "GeoAttrDaemonConfigTests",
             dependencies: [
                 "GeoAttrDaemonConfig", "GeoAttrCore", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),

@@ -94,29 +94,16 @@ struct Daemon {
             envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
             settings: Self.outputSettings(for: configuration), ttl: configuration.schedule.ttl, store: store,
             logger: Logger(label: "geoattrd.outputs"))
-        let running = RunningConfiguration(configuration)
-        let reload: @Sendable () async -> Void = { [loader, logger, logLevel] in
+        let reload = ConfigurationReload(
+            loader: loader, running: configuration,
+            target: RunningParts(
+                logLevel: logLevel, indexReloader: reloader, scheduler: scheduler, server: server, outputs: outputs),
+            logger: logger)
+        let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
             notifier?.reloading()
-            defer { notifier?.ready(status: SystemdIntegration.statusLine(store)) }
-            do {
-                let new = try await loader.load()
-                let old = running.value
-                for name in new.changedKeys(from: old, applied: .restart) {
-                    logger.warning("\(name) changed: takes effect at the next restart")
-                }
-                logLevel.value = new.logLevel
-                await reloader.reload(reason: "SIGHUP")
-                scheduler.reconfigure(new.schedule, fixSource: Self.fixSource(for: new))
-                scheduler.setStaticLocation(Self.staticSource(for: new))
-                server.update(policy: Self.policy(for: new), schedule: new.schedule)
-                outputs.update(Self.outputSettings(for: new))
-                running.value = new
-                logger.info("configuration reloaded")
-            } catch {
-                logger.error("reload refused, keeping the running configuration: \(error)")
-            }
+            _ = await reload.reload()
+            notifier?.ready(status: SystemdIntegration.statusLine(store))
         }
-        let signals = await SignalService.make(scheduler: scheduler, reload: reload, logger: logger)
         let stateWatcher = StateFileWatcher(
             path: configuration.stateFile, defaultState: configuration.defaultPower,
             logger: Logger(label: "geoattrd.state")
@@ -182,12 +169,22 @@ struct Daemon {
     }
 }
 
-/// The configuration in force, replaced by a valid reload.
-final class RunningConfiguration: Sendable {
-    private let current: Mutex<DaemonConfiguration>
-    init(_ configuration: DaemonConfiguration) { current = Mutex(configuration) }
-    var value: DaemonConfiguration {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
+/// What a reload reconfigures in the running daemon, in this order: the log level, the index
+/// (read again), the schedule and fix source, the static location, the API's access policy and
+/// schedule, the output files.
+struct RunningParts: ReloadTarget {
+    let logLevel: JournalLogHandler.SharedLevel
+    let indexReloader: GeocoderReloader
+    let scheduler: Scheduler
+    let server: APIServer
+    let outputs: FileOutputs
+
+    func apply(_ configuration: DaemonConfiguration) async {
+        logLevel.value = configuration.logLevel
+        await indexReloader.reload(reason: "SIGHUP")
+        scheduler.reconfigure(configuration.schedule, fixSource: Daemon.fixSource(for: configuration))
+        scheduler.setStaticLocation(Daemon.staticSource(for: configuration))
+        server.update(policy: Daemon.policy(for: configuration), schedule: configuration.schedule)
+        outputs.update(Daemon.outputSettings(for: configuration))
     }
 }

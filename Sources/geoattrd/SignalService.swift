@@ -21,7 +21,7 @@ struct SignalService: Service {
 
     /// Traps the signals at once, so that none arriving during start-up takes its default
     /// action (SIGUSR1 and SIGHUP would end the process, SIGTSTP stop it).
-    static func make(scheduler: Scheduler, reload: @escaping @Sendable () async -> Void, logger: Logger) async -> SignalService {
+    static func make(scheduler: Scheduler, logger: Logger, reload: @escaping @Sendable () async -> Void) async -> SignalService {
         SignalService(
             scheduler: scheduler, reload: reload, logger: logger,
             signals: await UnixSignalsSequence(trapping: .sigusr1, .sighup, .sigcont),
