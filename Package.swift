@@ -53,23 +53,28 @@ let package = Package(
         .target(name: "GeoIndex"),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index.
         .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex"]),
-        // The index commands' logic (batch lookup, place JSON), used by geoattrctl.
-        .target(name: "GeoIndexCLI", dependencies: ["GeoIndex"]),
+        // The index commands' logic (batch lookup, place JSON under GeoAttrModel's names), used by geoattrctl.
+        .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex"]),
         .executableTarget(
             name: "geoindex-bench",
             dependencies: ["GeoIndex"],
             path: "Benchmarks/geoindex-bench"
         ),
-        // Value types shared by the daemon, its clients and the CLI.
+        // Value types shared by the daemon, its clients and the CLI, and the geo.* names of a place
+        // (GeoIndex's GeoPlace is the one place type, from the index to every answer).
         .target(
             name: "GeoAttrModel",
-            dependencies: [.product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions")]
+            dependencies: [
+                "GeoIndex",
+                .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
+            ]
         ),
         // Schedule, state and cache, with I/O behind protocols (FixSource, ...).
         .target(
             name: "GeoAttrCore",
             dependencies: [
                 "GeoAttrModel",
+                "GeoIndex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -198,7 +203,7 @@ let package = Package(
         .testTarget(
             name: "GeoAttrCoreTests",
             dependencies: [
-                "GeoAttrCore", "GeoAttrModel", "TestSupport",
+                "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -237,7 +242,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrServerTests",
-            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel"]
+            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex"]
         ),
     ],
     swiftLanguageModes: [.v6]

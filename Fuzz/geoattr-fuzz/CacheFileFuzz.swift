@@ -1,3 +1,4 @@
+import GeoIndex
 import GeoAttrCore
 import GeoAttrModel
 
@@ -34,7 +35,7 @@ struct CacheFileFuzz: FuzzHarness {
                     latitude: 47.3769, longitude: 8.5417, altitudeMeters: 408, mode: .threeDimensional,
                     horizontalErrorMeters: 25, receiverTime: now, timeSource: .receiver, receivedAt: now,
                     timeToFixMilliseconds: 1432.5, origin: .gps),
-                place: Place(
+                place: GeoPlace(
                     countryCode: "CH", regionCode: "CH-ZH", localityName: "Zürich", postalCode: "8001",
                     continentCode: "EU", boundaryMarginMeters: 1520),
                 source: .gps, updatedAt: now, indexVersion: "geoattr-world 3, built 2026-01-01", generation: 1_795_248_061_615),

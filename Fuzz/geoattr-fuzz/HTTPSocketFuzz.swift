@@ -1,3 +1,4 @@
+import GeoIndex
 import GeoAttrCore
 import GeoAttrModel
 import GeoAttrServer
@@ -199,8 +200,8 @@ struct StarvationAllowance {
 
 /// A geocoder with one answer, so the attributes carry every geo.* field.
 struct FixedPlace: Geocoding {
-    func place(latitude: Double, longitude: Double) -> Place {
-        Place(countryCode: "CH", regionCode: "CH-ZH", localityName: "Zürich", postalCode: "8001", continentCode: "EU",
+    func place(latitude: Double, longitude: Double) -> GeoPlace {
+        GeoPlace(countryCode: "CH", regionCode: "CH-ZH", localityName: "Zürich", postalCode: "8001", continentCode: "EU",
               boundaryMarginMeters: 1520)
     }
 

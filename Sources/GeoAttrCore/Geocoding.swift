@@ -1,10 +1,11 @@
+public import GeoIndex
 public import GeoAttrModel
 import Synchronization
 
 /// The offline reverse geocoder, as the daemon's core sees it.
 public protocol Geocoding: Sendable {
     /// What is known about the position; `nil` fields where nothing is known.
-    func place(latitude: Double, longitude: Double) -> Place
+    func place(latitude: Double, longitude: Double) -> GeoPlace
     /// Identifies the index in provenance and status (`name version, built date`).
     var indexVersion: String { get }
 }

@@ -1,3 +1,4 @@
+public import GeoIndex
 public import GeoAttrModel
 
 /// Decides which place a new fix gets: stationary reuse, and hysteresis so that country and
@@ -19,7 +20,7 @@ public struct PlacePolicy: Sendable {
 
     public var stationaryDistanceMeters: Double
     /// The area the previous fix pointed to but was not adopted.
-    private var pendingArea: Place?
+    private var pendingArea: GeoPlace?
 
     public init(stationaryDistanceMeters: Double) {
         self.stationaryDistanceMeters = stationaryDistanceMeters
@@ -27,7 +28,7 @@ public struct PlacePolicy: Sendable {
 
     public mutating func place(
         for fix: Fix, previous: LocationResult?, geocoder: (any Geocoding)?
-    ) -> (place: Place?, decision: Decision) {
+    ) -> (place: GeoPlace?, decision: Decision) {
         guard let geocoder else {
             pendingArea = nil
             return (nil, .noGeocoder)

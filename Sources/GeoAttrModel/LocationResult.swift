@@ -1,3 +1,4 @@
+public import GeoIndex
 import OTelSemanticConventions
 
 /// Where a served result came from.
@@ -17,7 +18,7 @@ public enum ResultSource: String, Sendable, Hashable, Codable {
 public struct LocationResult: Sendable, Hashable, Codable {
     public var fix: Fix
     /// `nil` when no index is loaded (degraded: location attributes only).
-    public var place: Place?
+    public var place: GeoPlace?
     public var source: ResultSource
     /// The system clock when this result was made (fix accepted and geocoded).
     public var updatedAt: UTCTimestamp
@@ -28,7 +29,7 @@ public struct LocationResult: Sendable, Hashable, Codable {
 
     public init(
         fix: Fix,
-        place: Place?,
+        place: GeoPlace?,
         source: ResultSource,
         updatedAt: UTCTimestamp,
         indexVersion: String?,
@@ -56,11 +57,9 @@ public struct LocationResult: Sendable, Hashable, Codable {
             OTelAttribute.geo.location.lon: .double(fix.longitude),
         ]
         if let place {
-            result[OTelAttribute.geo.country.isoCode] = place.countryCode.map(AttributeValue.string)
-            result[OTelAttribute.geo.region.isoCode] = place.regionCode.map(AttributeValue.string)
-            result[OTelAttribute.geo.locality.name] = place.localityName.map(AttributeValue.string)
-            result[OTelAttribute.geo.postalCode] = place.postalCode.map(AttributeValue.string)
-            result[OTelAttribute.geo.continent.code] = place.continentCode.map(AttributeValue.string)
+            for attribute in PlaceAttribute.allCases {
+                result[attribute.name] = attribute.value(in: place).map(AttributeValue.string)
+            }
         }
         return result
     }

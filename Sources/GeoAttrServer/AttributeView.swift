@@ -38,12 +38,8 @@ public struct AttributeView: Sendable {
                 all[lon] = .double(round(result.fix.longitude, decimals: decimals))
             }
         }
-        if level < .postal { all.removeValue(forKey: OTelAttribute.geo.postalCode) }
-        if level < .locality { all.removeValue(forKey: OTelAttribute.geo.locality.name) }
-        if level < .region { all.removeValue(forKey: OTelAttribute.geo.region.isoCode) }
-        if level < .country {
-            all.removeValue(forKey: OTelAttribute.geo.country.isoCode)
-            all.removeValue(forKey: OTelAttribute.geo.continent.code)
+        for attribute in PlaceAttribute.allCases where level < attribute.level {
+            all.removeValue(forKey: attribute.name)
         }
         return all
     }

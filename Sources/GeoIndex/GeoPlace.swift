@@ -1,6 +1,8 @@
-/// The geo attributes of one point. A field is nil when it cannot be known (at sea, no data,
-/// implausibly far): never an empty string and never a guess across a border.
-public struct GeoPlace: Sendable, Equatable {
+/// The geo attributes of one point, from the index to every answer the daemon and the CLI give.
+/// A field is nil when it cannot be known (at sea, no data, implausibly far): never an empty
+/// string and never a guess across a border. Encoded (the cache file, the API's `place`) with
+/// short keys.
+public struct GeoPlace: Sendable, Hashable, Codable {
     /// `geo.country.iso_code`: ISO 3166-1 alpha-2 (plus `XK` for Kosovo, as GeoNames uses).
     public var countryCode: String?
     /// `geo.region.iso_code`: full ISO 3166-2 code of the first-level subdivision, e.g. `US-CA`.
@@ -30,4 +32,18 @@ public struct GeoPlace: Sendable, Equatable {
 
     /// The place with nothing known, returned for invalid input and open sea.
     public static let empty = GeoPlace()
+
+    enum CodingKeys: String, CodingKey {
+        case countryCode = "country"
+        case regionCode = "region"
+        case localityName = "locality"
+        case postalCode = "postal_code"
+        case continentCode = "continent"
+        case boundaryMarginMeters = "boundary_margin_m"
+    }
+
+    /// Whether two answers name the same country and region (what hysteresis guards).
+    public func sameArea(as other: GeoPlace) -> Bool {
+        countryCode == other.countryCode && regionCode == other.regionCode
+    }
 }

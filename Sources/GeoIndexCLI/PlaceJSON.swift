@@ -1,3 +1,4 @@
+import GeoAttrModel
 import GeoIndex
 
 /// One-line JSON for a lookup result, keyed by the OpenTelemetry attribute names.
@@ -48,12 +49,17 @@ public enum PlaceJSON {
         return i == text.endIndex
     }
 
+    /// Each place attribute with its JSON key, `,"NAME":`, encoded once.
+    private static let keys: [(attribute: PlaceAttribute, key: [UInt8])] = PlaceAttribute.allCases.map {
+        ($0, Array(",\"\($0.name)\":".utf8))
+    }
+
     private static func appendAttributes(_ place: GeoPlace, to out: inout [UInt8]) {
-        field("geo.country.iso_code", place.countryCode, &out)
-        field("geo.region.iso_code", place.regionCode, &out)
-        field("geo.locality.name", place.localityName, &out)
-        field("geo.postal_code", place.postalCode, &out)
-        field("geo.continent.code", place.continentCode, &out)
+        for (attribute, key) in keys {
+            guard let value = attribute.value(in: place) else { continue }
+            out.append(contentsOf: key)
+            string(value, &out)
+        }
         if let margin = place.boundaryMarginMeters {
             out.append(contentsOf: #","boundary_margin_m":"#.utf8)
             out.append(contentsOf: String(Int(margin.rounded())).utf8)
@@ -75,15 +81,6 @@ public enum PlaceJSON {
         var out: [UInt8] = []
         append(place, latitude: latitude, longitude: longitude, to: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func field(_ key: String, _ value: String?, _ out: inout [UInt8]) {
-        guard let value else { return }
-        out.append(UInt8(ascii: ","))
-        out.append(UInt8(ascii: "\""))
-        out.append(contentsOf: key.utf8)
-        out.append(contentsOf: "\":".utf8)
-        string(value, &out)
     }
 
     static func string(_ value: String, _ out: inout [UInt8]) {

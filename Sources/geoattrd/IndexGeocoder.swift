@@ -1,5 +1,4 @@
 import GeoAttrCore
-import GeoAttrModel
 import GeoIndex
 
 /// The offline index as the daemon's geocoder.
@@ -20,10 +19,7 @@ struct IndexGeocoder: Geocoding {
             reader: reader, indexVersion: "\(name) format \(info.formatVersion) built \(info.buildDate) size \(info.fileSize)")
     }
 
-    func place(latitude: Double, longitude: Double) -> Place {
-        let found = reader.place(latitude: latitude, longitude: longitude)
-        return Place(
-            countryCode: found.countryCode, regionCode: found.regionCode, localityName: found.localityName,
-            postalCode: found.postalCode, continentCode: found.continentCode, boundaryMarginMeters: found.boundaryMarginMeters)
+    func place(latitude: Double, longitude: Double) -> GeoPlace {
+        reader.place(latitude: latitude, longitude: longitude)
     }
 }

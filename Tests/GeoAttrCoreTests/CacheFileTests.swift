@@ -1,3 +1,4 @@
+import GeoIndex
 import Foundation
 import GeoAttrCore
 import GeoAttrModel
@@ -12,7 +13,7 @@ struct CacheFileTests {
             receiverTime: UTCTimestamp(seconds: 1_795_000_000, nanoseconds: 250_000_000), timeSource: .receiver,
             receivedAt: UTCTimestamp(seconds: 1_795_000_001), timeToFixMilliseconds: 812.5, origin: .gps)
         return LocationResult(
-            fix: fix, place: Place(countryCode: "BE", regionCode: "BE-BRU", localityName: "Brussels", postalCode: "1000", continentCode: "EU"),
+            fix: fix, place: GeoPlace(countryCode: "BE", regionCode: "BE-BRU", localityName: "Brussels", postalCode: "1000", continentCode: "EU"),
             source: .gps, updatedAt: UTCTimestamp(seconds: 1_795_000_002), indexVersion: "world 1", generation: generation)
     }
 

@@ -1,3 +1,4 @@
+import GeoIndex
 import Foundation
 import GeoAttrCore
 import GeoAttrModel
@@ -11,7 +12,7 @@ import TestSupport
 struct GeocoderReloaderTests {
     struct VersionGeocoder: Geocoding {
         var indexVersion: String
-        func place(latitude: Double, longitude: Double) -> Place { Place(countryCode: "XX") }
+        func place(latitude: Double, longitude: Double) -> GeoPlace { GeoPlace(countryCode: "XX") }
     }
 
     struct InvalidIndex: Error {}

@@ -1,3 +1,4 @@
+import GeoIndex
 import GeoAttrCore
 import GeoAttrModel
 import Testing
@@ -8,10 +9,10 @@ struct BorderGeocoder: Geocoding {
     var indexVersion = "test-border 1"
     var margins = true
 
-    func place(latitude: Double, longitude: Double) -> Place {
+    func place(latitude: Double, longitude: Double) -> GeoPlace {
         let east = longitude >= 5.0
         let margin = abs(longitude - 5.0) * 111_320 * 0.7
-        return Place(
+        return GeoPlace(
             countryCode: east ? "DE" : "FR", regionCode: east ? "DE-BW" : "FR-GES",
             localityName: east ? "Ostdorf" : "Ouestville", continentCode: "EU",
             boundaryMarginMeters: margins ? margin : nil)
@@ -25,7 +26,7 @@ struct PlacePolicyTests {
             timeSource: .systemClock, receivedAt: .now(), origin: .gps)
     }
 
-    func result(_ fix: Fix, _ place: Place?, index: String = "test-border 1") -> LocationResult {
+    func result(_ fix: Fix, _ place: GeoPlace?, index: String = "test-border 1") -> LocationResult {
         LocationResult(fix: fix, place: place, source: .gps, updatedAt: .now(), indexVersion: index, generation: 1)
     }
 
@@ -39,7 +40,7 @@ struct PlacePolicyTests {
     @Test func aFixWithinTheStationaryDistanceKeepsThePreviousPlace() {
         var policy = PlacePolicy(stationaryDistanceMeters: 150)
         let geocoder = BorderGeocoder()
-        let kept = Place(countryCode: "FR", regionCode: "FR-GES", localityName: "Kept")
+        let kept = GeoPlace(countryCode: "FR", regionCode: "FR-GES", localityName: "Kept")
         let (place, decision) = policy.place(for: fix(48.0005, 4.0), previous: result(fix(48, 4), kept), geocoder: geocoder)
         #expect(decision == .stationary)
         #expect(place == kept)
@@ -50,7 +51,7 @@ struct PlacePolicyTests {
 
     @Test func aNewIndexIsNotHiddenByStationaryReuse() {
         var policy = PlacePolicy(stationaryDistanceMeters: 150)
-        let old = result(fix(48, 4), Place(countryCode: "FR", regionCode: "FR-GES", localityName: "Old"), index: "older index")
+        let old = result(fix(48, 4), GeoPlace(countryCode: "FR", regionCode: "FR-GES", localityName: "Old"), index: "older index")
         let (place, decision) = policy.place(for: fix(48, 4), previous: old, geocoder: BorderGeocoder())
         #expect(decision == .geocoded)
         #expect(place?.localityName == "Ouestville")

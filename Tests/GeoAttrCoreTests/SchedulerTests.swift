@@ -1,3 +1,4 @@
+import GeoIndex
 import GeoAttrCore
 import GeoAttrModel
 import Logging

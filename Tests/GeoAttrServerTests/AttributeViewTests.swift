@@ -1,3 +1,4 @@
+import GeoIndex
 import GeoAttrCore
 import GeoAttrModel
 import GeoAttrServer
@@ -8,7 +9,7 @@ struct AttributeViewTests {
     static let result = LocationResult(
         fix: Fix(latitude: 52.5162746, longitude: 13.3777041, mode: .threeDimensional, horizontalErrorMeters: 12,
                  timeSource: .receiver, receivedAt: UTCTimestamp(seconds: 1_795_000_000), origin: .gps),
-        place: Place(countryCode: "DE", regionCode: "DE-BE", localityName: "Berlin", postalCode: "10117", continentCode: "EU"),
+        place: GeoPlace(countryCode: "DE", regionCode: "DE-BE", localityName: "Berlin", postalCode: "10117", continentCode: "EU"),
         source: .gps, updatedAt: UTCTimestamp(seconds: 1_795_000_000), indexVersion: "test", generation: 7)
 
     func keys(_ level: PrecisionLevel, decimals: Int? = nil) -> Set<String> {

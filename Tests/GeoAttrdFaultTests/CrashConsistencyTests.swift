@@ -1,3 +1,4 @@
+import GeoIndex
 import Foundation
 import GeoAttrCore
 import GeoAttrModel

@@ -1,3 +1,4 @@
+import GeoIndex
 import Foundation
 import GeoAttrClient
 import GeoAttrModel
@@ -15,20 +16,20 @@ import Glibc
 /// with a good almanac: a fix's receiver time then compares sensibly with the system clock and
 /// with the fix times served before it, whatever day the suite runs.
 enum FaultTrack {
-    struct Place: Sendable {
+    struct GeoPlace: Sendable {
         var latitude: Double
         var longitude: Double
     }
 
-    static let amsterdam = Place(latitude: 52.3731, longitude: 4.8922)
-    static let paris = Place(latitude: 48.8566, longitude: 2.3522)
+    static let amsterdam = GeoPlace(latitude: 52.3731, longitude: 4.8922)
+    static let paris = GeoPlace(latitude: 48.8566, longitude: 2.3522)
     /// What a bad-checksum sentence in the garbage scenario claims: must never be served.
-    static let decoy = Place(latitude: 10.5, longitude: 20.5)
+    static let decoy = GeoPlace(latitude: 10.5, longitude: 20.5)
 
     /// The daemon's watch request: one per one-shot fix (gpsfake's own watcher asks for NMEA).
     static let watchRequest = "?WATCH={\"enable\":true,\"json\":true}"
 
-    static func fix(at place: Place) -> NMEATrack.Epoch {
+    static func fix(at place: GeoPlace) -> NMEATrack.Epoch {
         NMEATrack.Epoch(latitude: place.latitude, longitude: place.longitude, mode: 3)
     }
 
@@ -110,7 +111,7 @@ enum FaultTrack {
 
     /// A steady 3D track long enough that gpsfake never loops during a scenario (receiver times
     /// only move forward).
-    static func steady(at place: Place = amsterdam, epochs: Int = 1_200, startingSecondsFromNow offset: Int64 = 120) -> Rendered {
+    static func steady(at place: GeoPlace = amsterdam, epochs: Int = 1_200, startingSecondsFromNow offset: Int64 = 120) -> Rendered {
         render([.repeating(fix(at: place), epochs)], startingSecondsFromNow: offset)
     }
 
@@ -120,7 +121,7 @@ enum FaultTrack {
         return String(format: "%02d%02d%02d.00", second / 3600, (second / 60) % 60, second % 60)
     }
 
-    static func isNear(_ document: AttributesDocument?, _ place: Place) -> Bool {
+    static func isNear(_ document: AttributesDocument?, _ place: GeoPlace) -> Bool {
         guard case .double(let latitude) = document?.attributes["geo.location.lat"],
               case .double(let longitude) = document?.attributes["geo.location.lon"]
         else { return false }

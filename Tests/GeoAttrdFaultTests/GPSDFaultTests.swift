@@ -1,3 +1,4 @@
+import GeoIndex
 import Foundation
 import GeoAttrModel
 import Testing
@@ -169,7 +170,7 @@ struct GPSDFaultTests {
             String(repeating: "Z", count: 300) + "\r\n",  // longer than any NMEA sentence
             "$$$$****\n\n\r\r",
         ].joined()
-        let noisy = { (place: FaultTrack.Place) in FaultTrack.fix(at: place).with { $0.noiseBefore = noise } }
+        let noisy = { (place: FaultTrack.GeoPlace) in FaultTrack.fix(at: place).with { $0.noiseBefore = noise } }
         var garbageOnly = NMEATrack.noFix()
         garbageOnly.gga = false
         garbageOnly.gsa = false

@@ -80,4 +80,32 @@ struct IndexSwapTests {
         #expect(await daemon.waitForLog("geocoder index refused") != nil)
         #expect(await daemon.stop() == 0)
     }
+
+    @Test("the daemon at level exact and lookup --batch give the same place attributes for a point", arguments: [
+        (1.5, 1.0), (1.5, 3.0), (0.2, 0.2), (50.0, 50.0),
+    ])
+    func daemonAndLookupAgree(latitude: Double, longitude: Double) async throws {
+        let fixture = try Fixture.build(postal: true)
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let daemon = try DaemonProcess(
+            config: "gpsd:\n  enabled: false\nstatic:\n  latitude: \(latitude)\n  longitude: \(longitude)\n",
+            arguments: ["--index", fixture.index], directory: directory)
+        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let served = try await GeoAttrClient(socketPath: daemon.socketPath).attributes().attributes
+        #expect(await daemon.stop() == 0)
+
+        let input = try directory.write("\(latitude),\(longitude)\n", to: "points.csv")
+        let lookup = try ChildProcess(
+            executable: BuiltProducts.path(of: "geoattrctl"), arguments: ["lookup", "--batch", "--index", fixture.index],
+            stdoutPath: directory.file("out"), stdinPath: input)
+        #expect(await lookup.waitAsync(timeout: .seconds(20)) == 0)
+        let output = try String(contentsOfFile: directory.file("out"), encoding: .utf8)
+        let line = try #require(JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+        let looked = line.compactMapValues { $0 as? String }.filter { $0.key.hasPrefix("geo.") }
+        let servedPlace = served.filter { $0.key.hasPrefix("geo.") && !$0.key.hasPrefix("geo.location.") }.mapValues(\.description)
+        #expect(looked == servedPlace)
+        // Inside the fixture's country, both name it: the comparison is not between two empty sets.
+        #expect(latitude == 50 || servedPlace["geo.country.iso_code"] == "AA", "\(servedPlace)")
+        #expect(servedPlace.keys.allSatisfy { key in PlaceAttribute.allCases.contains { $0.name == key } })
+    }
 }
