@@ -1,27 +1,69 @@
 #!/usr/bin/env bash
-# Builds the .deb and inspects it: the files it must carry, its Depends, its size; then, as root
-# on a machine that may be changed (CI), installs it and purges it and checks nothing is left.
+# Builds the packages and inspects them: the files geoattrd's must carry (and not: the world
+# index is geoattrd-geodata's), its Depends against the libraries its binaries load, the
+# binaries' footprint (scripts/check-footprint.sh), the sizes; geoattrd-geodata's file and
+# relations when the index was built; then, as root on a machine that may be changed (CI),
+# installs them and purges them and checks nothing is left.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deb=$(bash scripts/make-deb.sh dist | tail -n 1)
-echo "package: $deb ($(du -k "$deb" | cut -f1) KiB, installed $(dpkg-deb -f "$deb" Installed-Size) KiB)"
+deb='' geodata=''
+while read -r path; do
+    case ${path##*/} in
+    geoattrd_*.deb) deb=$path ;;
+    geoattrd-geodata_*.deb) geodata=$path ;;
+    esac
+done < <(bash scripts/make-deb.sh dist)
+[ -n "$deb" ] || { echo "check-deb: make-deb.sh wrote no geoattrd package" >&2; exit 1; }
+for package in "$deb" $geodata; do
+    echo "package: $package ($(du -k "$package" | cut -f1) KiB, installed $(dpkg-deb -f "$package" Installed-Size) KiB)"
+done
 contents=$(dpkg-deb -c "$deb")
 for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geoattrd.service \
     ./usr/lib/systemd/system/geoattrd.socket ./usr/lib/systemd/system/geoattrd-gpsd.socket \
     ./usr/lib/systemd/system/geoattrd-gpsd.service ./usr/lib/sysusers.d/geoattrd.conf ./usr/lib/tmpfiles.d/geoattrd.conf \
-    ./etc/geoattrd/geoattrd.yaml; do
+    ./etc/geoattrd/geoattrd.yaml ./usr/share/geoattrd/; do
     grep -q " $path\$" <<<"$contents" || { echo "check-deb: $path is missing" >&2; exit 1; }
 done
-dpkg-deb -f "$deb" Depends | grep -q libgps28 || { echo "check-deb: Depends lacks libgps28" >&2; exit 1; }
+! grep -q ' ./usr/share/geoattrd/world.gidx$' <<<"$contents" || { echo "check-deb: geoattrd carries the world index" >&2; exit 1; }
 printf '%s\n' "$contents" | awk '{printf "%10s %s\n", $3, $6}' | grep -v '/$'
+
+# The binaries as shipped: footprint, and every library they load comes from a package in Depends.
+unpacked=$(mktemp -d)
+trap 'rm -rf "$unpacked"' EXIT
+dpkg-deb -x "$deb" "$unpacked"
+bash scripts/check-footprint.sh "$unpacked/usr/bin/geoattrd" "$unpacked/usr/bin/geoattrctl"
+depends=$(dpkg-deb -f "$deb" Depends)
+depended=$(sed 's/ *([^)]*)//g; s/ *[,|] */\n/g' <<<"$depends")
+for library in $(readelf -d "$unpacked/usr/bin/geoattrd" "$unpacked/usr/bin/geoattrctl" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+    owner=$(dpkg -S "*/$library" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
+    if [ -z "$owner" ]; then
+        echo "check-deb: $library (NEEDED) belongs to no Debian package" >&2
+        exit 1
+    fi
+    grep -qxF "$owner" <<<"$depended" || { echo "check-deb: Depends lacks $owner (for $library): $depends" >&2; exit 1; }
+done
+echo "Depends covers the libraries the binaries load: $depends"
+
+if [ -n "$geodata" ]; then
+    dpkg-deb -c "$geodata" | grep -q ' ./usr/share/geoattrd/world.gidx$' || { echo "check-deb: $geodata lacks world.gidx" >&2; exit 1; }
+    format=$(sed -n 's/^ *public static let version: UInt32 = \([0-9][0-9]*\)$/\1/p' Sources/GeoIndex/IndexFormat.swift)
+    [ "$(dpkg-deb -f "$geodata" Architecture)" = all ] || { echo "check-deb: $geodata is not Architecture: all" >&2; exit 1; }
+    [ "$(dpkg-deb -f "$geodata" Provides)" = "geoattrd-index-format-$format" ] ||
+        { echo "check-deb: $geodata does not provide geoattrd-index-format-$format" >&2; exit 1; }
+    dpkg-deb -f "$geodata" Provides Breaks Replaces
+else
+    echo "check-deb: no geoattrd-geodata package (no world index built): its checks skipped"
+fi
 if [ "$(id -u)" -eq 0 ] && [ "${CI:-}" = "true" ]; then
     before=$(mktemp); after=$(mktemp)
     list() { find / -xdev \( -path /proc -o -path /sys -o -path /tmp -o -path "$PWD" -o -path /var/cache -o -path /var/log \) -prune -o -print 2>/dev/null | sort; }
     list >"$before"
-    dpkg -i "$deb" >/dev/null
+    # shellcheck disable=SC2086
+    dpkg -i "$deb" $geodata >/dev/null
     getent passwd geoattrd >/dev/null || { echo "check-deb: the geoattrd user was not created" >&2; exit 1; }
     /usr/bin/geoattrd --check-config >/dev/null
-    dpkg --purge geoattrd >/dev/null
+    # shellcheck disable=SC2046
+    dpkg --purge geoattrd $([ -z "$geodata" ] || echo geoattrd-geodata) >/dev/null
     list >"$after"
     if ! diff "$before" "$after"; then
         echo "check-deb: dpkg --purge left the files above behind" >&2

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Installs geoattrd: binaries, systemd units, sysusers.d and tmpfiles.d entries, the default
 # configuration (never overwriting a local edit: a differing one is left alone and the new
-# default goes beside it as geoattrd.yaml.dist) and the world index if one was built. Installed
-# into the running system (no DESTDIR, as root), it also creates the user and groups and lays out
-# /run/geoattrd as the package's postinst does, repairing an older version's layout.
+# default goes beside it as geoattrd.yaml.dist), the manual pages if there are any (man/) and the
+# world index if one was built. Installed into the running system (no DESTDIR, as root), it also
+# creates the user and groups and lays out /run/geoattrd as the package's postinst does,
+# repairing an older version's layout.
 #   DESTDIR  staging root (packaging), default empty
 #   PREFIX   default /usr
 #   BINDIR   where the built binaries are, default .build/release
+#   WITH_INDEX=0  leaves the world index out (the packages ship it apart, in geoattrd-geodata)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr}
 BINDIR=${BINDIR:-.build/release}
+WITH_INDEX=${WITH_INDEX:-1}
 for binary in geoattrd geoattrctl; do
     [ -x "$BINDIR/$binary" ] || { echo "install: $BINDIR/$binary is missing: swift build -c release first" >&2; exit 1; }
 done
@@ -32,9 +35,16 @@ else
     install -m 0644 config/geoattrd.yaml "$config"
 fi
 install -m 0644 README.md "$DESTDIR$PREFIX/share/doc/geoattrd/"
-if [ -f cache/geodata/world.gidx ]; then
+for page in man/*.[1-8]; do
+    [ -f "$page" ] || continue
+    section=${page##*.}
+    install -d "$DESTDIR$PREFIX/share/man/man$section"
+    gzip -9n <"$page" >"$DESTDIR$PREFIX/share/man/man$section/${page##*/}.gz"
+    chmod 0644 "$DESTDIR$PREFIX/share/man/man$section/${page##*/}.gz"
+done
+if [ "$WITH_INDEX" != 0 ] && [ -f cache/geodata/world.gidx ]; then
     install -m 0644 cache/geodata/world.gidx "$DESTDIR$PREFIX/share/geoattrd/world.gidx"
-else
+elif [ "$WITH_INDEX" != 0 ]; then
     echo "install: no world index built (scripts/fetch-geodata.sh && scripts/build-world-index.sh): geoattrd will serve coordinates only" >&2
 fi
 

@@ -1,33 +1,92 @@
 #!/usr/bin/env bash
-# Builds the Debian package: release binaries with the Swift standard library linked in (the
-# device needs no Swift toolchain), stripped, installed by scripts/install.sh into a staging root,
-# with maintainer scripts that create the user and groups, lay out /run/geoattrd (and repair the
-# layout of an older version on upgrade), enable the socket, and purge cleanly.
-#   scripts/make-deb.sh [OUTDIR]   -> OUTDIR/geoattrd_VERSION_amd64.deb (default: dist/)
+# Builds the Debian packages: release binaries with the Swift standard library linked in (the
+# device needs no Swift toolchain), position-dependent and stripped, installed by
+# scripts/install.sh into a staging root, with maintainer scripts that create the user and
+# groups, lay out /run/geoattrd (and repair the layout of an older version on upgrade), enable the
+# socket, and purge cleanly. The world index goes into a package of its own: the daemon and the
+# data are upgraded apart (a new daemon does not download the index again), and a device that
+# serves coordinates only, or carries an index of its own, need not install it.
+#   scripts/make-deb.sh [OUTDIR]   (default: dist/) writes
+#     OUTDIR/geoattrd_VERSION_ARCH.deb          daemon, geoattrctl, units, configuration
+#     OUTDIR/geoattrd-geodata_VERSION_all.deb   /usr/share/geoattrd/world.gidx, only when
+#                                               cache/geodata/world.gidx has been built
+#   and prints the paths of the packages it wrote on stdout, one a line, geoattrd's first
+#   (everything else goes to stderr).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=${VERSION:-0.1.0}
+version=${VERSION:-0.2.0}
 out=${1:-dist}
-scratch=.build-static
-swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product geoattrd >&2
-swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product geoattrctl >&2
-bin=$(swift build -c release --static-swift-stdlib --scratch-path "$scratch" --show-bin-path)
+arch=$(dpkg --print-architecture)
+scratch=.build-package
+# The index format the daemon of this tree writes and reads newest (IndexFormat.version).
+format=$(sed -n 's/^ *public static let version: UInt32 = \([0-9][0-9]*\)$/\1/p' Sources/GeoIndex/IndexFormat.swift)
+case $format in
+'' | *[!0-9]*) echo "make-deb: no IndexFormat.version in Sources/GeoIndex/IndexFormat.swift" >&2; exit 1 ;;
+esac
+# The first geoattrd version that reads each index format: geoattrd-geodata breaks older ones.
+# A new format needs its line here; the build stops until it has one.
+first_reader() {
+    case $1 in
+    4) echo 0.1.0 ;;
+    *) return 1 ;;
+    esac
+}
+reader=$(first_reader "$format") || { echo "make-deb: index format $format: add the first geoattrd version that reads it to first_reader" >&2; exit 1; }
+# geoattrd carried /usr/share/geoattrd/world.gidx itself before 0.2.0: geoattrd-geodata takes the
+# file over from those versions (Replaces) and is never unpacked beside one (Breaks).
+index_moved=0.2.0~
+breaks=$index_moved
+if dpkg --compare-versions "$reader" gt "$breaks"; then breaks=$reader; fi
+
+bash scripts/install-deps.sh >&2
+# How the binaries are linked (measured with scripts/bench-footprint.sh against a PIE with the
+# toolchain's defaults, and against the Swift runtime as shared libraries):
+#   -no-pie: a position-dependent executable (ET_EXEC). A static PIE carries some 60,000
+#     relative relocations (1.5 MB of .rela.dyn, read at every start) that the dynamic loader
+#     applies to .data.rel.ro and .data, Swift metadata full of absolute pointers: each page
+#     written becomes a private dirty copy (580 KiB of .data.rel.ro, 180 KiB of .data), and the
+#     relocations' own pages stay resident. Linked at a fixed address, nothing is relocated. The
+#     executable's image loses address randomisation (libraries, heap and stacks keep theirs): the
+#     daemon listens on a Unix socket only, sandboxed in its unit.
+#   --no-export-dynamic: the toolchain's static-stdlib link exports every symbol of the program's
+#     own modules (2.2 MB of .dynsym, .dynstr and hash table per binary), and every symbol lookup
+#     of the shared libraries at start goes through that table first. Nothing looks them up;
+#     stripped, crash stacks then carry addresses only: symbolise them with the unstripped
+#     binaries of the same build (build-id).
+#   -Osize and --icf=safe (identical functions folded): 1.2 MB less per binary. The daemon does
+#   one lookup per fix; geoattrctl's batch lookups are the only hot loop that pays, and the
+#   benchmarks in the README are of the development build.
+#   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
+#   smaller but the daemon bigger in memory: no other process shares those pages on a device.
+link=(--static-swift-stdlib -Xswiftc -Osize -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
+swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrd >&2
+swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
+bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
+for binary in geoattrd geoattrctl; do
+    readelf -h "$bin/$binary" | grep -q 'Type: *EXEC' || { echo "make-deb: $bin/$binary is not a position-dependent executable" >&2; exit 1; }
+done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin"
 cp "$bin/geoattrd" "$bin/geoattrctl" "$stage/bin/"
 strip --strip-unneeded "$stage/bin/geoattrd" "$stage/bin/geoattrctl"
 root="$stage/root"
-DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" bash scripts/install.sh
+DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" WITH_INDEX=0 bash scripts/install.sh
 mkdir -p "$root/DEBIAN"
 installed_kb=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+maintainer="geoattrd maintainers <maintainers@users.noreply.a-seed-01aa94ce.example>"
+# geoattrd recommends the index rather than depending on it: without one it serves the location
+# attributes alone, by design (a device that needs no names, an image that carries its own index
+# at index.path, CI, which builds none). apt installs recommended packages by default, so a plain
+# "apt install geoattrd" gets it; another package providing the same index format (a regional
+# index) may stand in for it. Which formats go with which daemon is geoattrd-geodata's Breaks.
 cat >"$root/DEBIAN/control" <<CONTROL
 Package: geoattrd
 Version: $version
-Architecture: amd64
-Maintainer: geoattrd maintainers <maintainers@users.noreply.a-seed-01aa94ce.example>
-Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, systemd (>= 242)
-Recommends: gpsd
+Architecture: $arch
+Maintainer: $maintainer
+Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, libyaml-0-2, systemd (>= 242)
+Recommends: gpsd, geoattrd-geodata | geoattrd-index-format-$format
 Installed-Size: $installed_kb
 Section: misc
 Priority: optional
@@ -35,7 +94,7 @@ Description: OpenTelemetry geo.* attributes for Linux edge devices
  Takes one-shot fixes from gpsd on a timer, reverse-geocodes them offline
  (ISO 3166-1 country, ISO 3166-2 region, locality, postal code), caches the
  result and serves the attributes over a Unix socket to telemetry sidecars.
- Geodata: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL).
+ The world index the geocoder reads is in geoattrd-geodata.
 CONTROL
 echo "/etc/geoattrd/geoattrd.yaml" >"$root/DEBIAN/conffiles"
 cat >"$root/DEBIAN/postinst" <<'SCRIPT'
@@ -101,6 +160,46 @@ exit 0
 SCRIPT
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 mkdir -p "$out"
-deb="$out/geoattrd_${version}_amd64.deb"
+deb="$out/geoattrd_${version}_${arch}.deb"
 dpkg-deb --root-owner-group --build "$root" "$deb" >&2
-echo "$deb"
+written=("$deb")
+
+if [ -f cache/geodata/world.gidx ]; then
+    data="$stage/geodata"
+    install -d "$data/DEBIAN" "$data/usr/share/geoattrd" "$data/usr/share/doc/geoattrd-geodata"
+    install -m 0644 cache/geodata/world.gidx "$data/usr/share/geoattrd/world.gidx"
+    # The sources, their versions and licences, and the attribution they require, as the index
+    # itself records them.
+    "$stage/bin/geoattrctl" index info cache/geodata/world.gidx >"$data/usr/share/doc/geoattrd-geodata/copyright"
+    chmod 0644 "$data/usr/share/doc/geoattrd-geodata/copyright"
+    cat >"$data/DEBIAN/control" <<CONTROL
+Package: geoattrd-geodata
+Version: $version
+Architecture: all
+Multi-Arch: foreign
+Maintainer: $maintainer
+Provides: geoattrd-index-format-$format
+Breaks: geoattrd (<< $breaks)
+Replaces: geoattrd (<< $index_moved)
+Enhances: geoattrd
+Installed-Size: $(du -sk --exclude=DEBIAN "$data" | cut -f1)
+Section: misc
+Priority: optional
+Description: world index for geoattrd's offline reverse geocoder
+ The index geoattrd maps from /usr/share/geoattrd/world.gidx (format $format):
+ countries, ISO 3166-2 regions, localities and postal codes of the world.
+ Geodata: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL),
+ Natural Earth, DCW-GMT (LGPL-3.0+), iso-codes (LGPL-2.1+): the sources and
+ their attribution are in /usr/share/doc/geoattrd-geodata/copyright.
+CONTROL
+    # No maintainer scripts: dpkg puts the file in place by rename, and the daemon, which watches
+    # the index's directory (shipped by geoattrd, so it stays when this package is removed), sees
+    # the file appear or be replaced (IN_MOVED_TO), validates it and swaps it in, or keeps the
+    # index it has.
+    geodata="$out/geoattrd-geodata_${version}_all.deb"
+    dpkg-deb --root-owner-group --build "$data" "$geodata" >&2
+    written+=("$geodata")
+else
+    echo "make-deb: geoattrd-geodata skipped: no world index in cache/geodata/world.gidx (scripts/fetch-geodata.sh && scripts/build-world-index.sh)" >&2
+fi
+printf '%s\n' "${written[@]}"

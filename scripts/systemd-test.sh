@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The packaged units under a real systemd: boots Debian 12 (systemd 252) as PID 1 of a
-# systemd-nspawn container, installs the .deb in it (offline, as an image build would), feeds a
+# systemd-nspawn container, installs the .deb in it (offline, as an image build would), with the
+# world index package beside it when there is one (geoattrd-geodata of the same version), feeds a
 # gpsd (gpsfake) on the container's 127.0.0.1:2947 a track generated here, and checks what
 # check-units.sh cannot see offline, one PASS/FAIL line each:
 #   1. both sockets listen and the first client's fix arrives through geoattrd-gpsd.socket and
@@ -27,7 +28,9 @@
 #      and the layout holds after the next start.
 # The units tested are the package's: nothing in it is replaced.
 #
-#   sudo bash scripts/systemd-test.sh [DEB]     (default: the newest dist/geoattrd_*_amd64.deb)
+#   sudo bash scripts/systemd-test.sh [DEB [GEODATA-DEB]]
+#     DEB          default: the newest dist/geoattrd_*_ARCH.deb (ARCH: dpkg --print-architecture)
+#     GEODATA-DEB  default: geoattrd-geodata_VERSION_all.deb beside DEB, if there is one
 #
 # Needs root and, the first time, the network: the container's tree (210 MB) is built once with
 # debootstrap into .build-systemd/root (about 2 minutes; again when .build-systemd/root.ok is
@@ -40,13 +43,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-deb=${1:-$(ls -t dist/geoattrd_*_amd64.deb 2>/dev/null | head -n 1 || true)}
+arch=$(dpkg --print-architecture)
+deb=${1:-$(ls -t dist/geoattrd_*_"$arch".deb 2>/dev/null | head -n 1 || true)}
 if [ -z "$deb" ]; then
-    echo "systemd-test: no dist/geoattrd_*_amd64.deb: run scripts/make-deb.sh first (or pass a .deb)" >&2
+    echo "systemd-test: no dist/geoattrd_*_$arch.deb: run scripts/make-deb.sh first (or pass a .deb)" >&2
     exit 1
 fi
 [ -f "$deb" ] || { echo "systemd-test: $deb does not exist" >&2; exit 1; }
 deb=$(realpath "$deb")
+geodata=${2:-$(dirname "$deb")/geoattrd-geodata_$(dpkg-deb -f "$deb" Version)_all.deb}
+if [ -f "$geodata" ]; then
+    geodata=$(realpath "$geodata")
+elif [ -n "${2:-}" ]; then
+    echo "systemd-test: $geodata does not exist" >&2
+    exit 1
+else
+    geodata=
+fi
 [ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (debootstrap, mounts, systemd-nspawn)" >&2; exit 1; }
 if ! command -v debootstrap >/dev/null || ! command -v systemd-nspawn >/dev/null; then
     apt-get update -qq
@@ -63,7 +76,7 @@ nspawn=(systemd-nspawn -q --register=no --keep-unit --private-network --system-c
 cache=$PWD/.build-systemd
 # gpsd-clients (gpsfake) depends on GTK and matplotlib (1.5 GB, and a dconf trigger that fails
 # without a session bus): the tree takes gpsd and python3-gps, and gpsfake alone from that package.
-packages=systemd,systemd-sysv,dbus,gpsd,python3-gps,python3-distutils,libgps28,libstdc++6,iproute2,procps
+packages=systemd,systemd-sysv,dbus,gpsd,python3-gps,python3-distutils,libgps28,libyaml-0-2,libstdc++6,iproute2,procps
 recipe="bookworm minbase $packages +gpsfake v1"
 if [ "$(cat "$cache/root.ok" 2>/dev/null || true)" != "$recipe" ]; then
     mirror=${DEBIAN_MIRROR:-}
@@ -178,16 +191,20 @@ for ((t = start; t < start + 60; t++)); do
 done >"$root/root/track.nmea"
 
 deb_name=$(basename "$deb")
-# A package built without the world index (CI builds none) runs the daemon with location
-# attributes only, and it says so at each start: expected then, and only then.
-if dpkg-deb -c "$deb" | grep -q ' ./usr/share/geoattrd/world.gidx$'; then
+installing=("/root/$deb_name")
+binds=(--bind-ro="$deb:/root/$deb_name")
+# Without the world index package (CI builds no index) the daemon serves location attributes
+# only, and it says so at each start: expected then, and only then.
+if [ -n "$geodata" ]; then
     index_expected=yes
+    installing+=("/root/$(basename "$geodata")")
+    binds+=(--bind-ro="$geodata:/root/$(basename "$geodata")")
 else
     index_expected=no
-    echo "NOTE  the package carries no world index: the daemon warns \"geocoder index refused\" at each start, expected here"
+    echo "NOTE  no geoattrd-geodata package: the daemon warns \"geocoder index refused\" at each start, expected here"
 fi
-echo "systemd-test: installing $deb_name (offline)"
-if ! "${nspawn[@]}" -D "$root" --bind-ro="$deb:/root/$deb_name" dpkg -i "/root/$deb_name" >"$run/dpkg.log" 2>&1; then
+echo "systemd-test: installing ${installing[*]#/root/} (offline)"
+if ! "${nspawn[@]}" -D "$root" "${binds[@]}" dpkg -i "${installing[@]}" >"$run/dpkg.log" 2>&1; then
     cat "$run/dpkg.log" >&2
     echo "systemd-test: dpkg -i failed" >&2
     exit 1
