@@ -1,5 +1,4 @@
 public import GeoIndex
-public import GeoAttrModel
 import Synchronization
 
 /// The offline reverse geocoder, as the daemon's core sees it.
