@@ -1,5 +1,5 @@
 import ArgumentParser
-import GeoAttrCore
+import GeoAttrModel
 
 /// The documented exit codes (sysexits.h values, so scripts can tell the cases apart).
 enum ExitCodes {
