@@ -69,7 +69,9 @@ let package = Package(
                 .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
             ]
         ),
-        // Schedule, state and cache, with I/O behind protocols (FixSource, ...).
+        // Plain logic: the scheduler, the attribute store, policies, result and cache value types, and
+        // the protocols its I/O sits behind (FixSource, Geocoding, CacheStore, BlockingWorkStarter).
+        // Imports no Glibc and starts no thread: no files, sockets, gpsd or index format.
         .target(
             name: "GeoAttrCore",
             dependencies: [
@@ -80,12 +82,38 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // The gpsd FixSource: one-shot fixes through CGPS on a dedicated thread.
+        // The daemon's Linux plumbing: inotify and state-file watchers, the dedicated thread and wake
+        // pipe, atomic file writes, the cache file (the core's CacheStore), account names. Knows the
+        // core's protocols and the model; nothing of gpsd, sockets or the index.
+        .target(
+            name: "GeoAttrLinux",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The index as the core's Geocoding, opened, validated and swapped when its file changes.
+        // Knows the index reader and the Linux plumbing; nothing of gpsd or sockets.
+        .target(
+            name: "GeoAttrGeocoder",
+            dependencies: [
+                "GeoAttrCore",
+                "GeoAttrLinux",
+                "GeoIndex",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The gpsd FixSource: one-shot fixes through CGPS on a dedicated thread. Knows libgps (through
+        // CGPS) and the Linux plumbing; nothing of sockets or the index.
         .target(
             name: "GeoAttrGPSD",
             dependencies: [
                 "CGPS",
                 "GeoAttrCore",
+                "GeoAttrLinux",
                 "GeoAttrModel",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -95,6 +123,7 @@ let package = Package(
             name: "GeoAttrServer",
             dependencies: [
                 "GeoAttrCore",
+                "GeoAttrLinux",
                 "GeoAttrModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -129,6 +158,7 @@ let package = Package(
                 "CYAML",
                 "GeoIndex",
                 "GeoAttrCore",
+                "GeoAttrLinux",
                 "GeoAttrGPSD",
                 "GeoAttrModel",
                 "GeoAttrServer",
@@ -141,7 +171,9 @@ let package = Package(
             dependencies: [
                 "GeoAttrCore",
                 "GeoAttrDaemonConfig",
+                "GeoAttrGeocoder",
                 "GeoAttrGPSD",
+                "GeoAttrLinux",
                 "GeoAttrModel",
                 "GeoAttrSystemd",
                 "GeoAttrServer",
@@ -161,8 +193,8 @@ let package = Package(
                 "GeoIndex",
                 "GeoIndexBuilder",
                 "GeoIndexCLI",
-                "GeoAttrCore",
                 "GeoAttrGPSD",
+                "GeoAttrLinux",
                 "GeoAttrModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -173,7 +205,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeoAttrCore", "GeoIndex", "GeoIndexBuilder",
+                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -187,6 +219,7 @@ let package = Package(
             dependencies: [
                 "CFuzzerDriver",
                 "GeoAttrCore",
+                "GeoAttrLinux",
                 "GeoAttrDaemonConfig",
                 "GeoAttrModel",
                 "GeoAttrServer",
@@ -203,9 +236,23 @@ let package = Package(
         .testTarget(
             name: "GeoAttrCoreTests",
             dependencies: [
-                "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "GeoAttrLinuxTests",
+            dependencies: [
+                "GeoAttrLinux", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "GeoAttrGeocoderTests",
+            dependencies: [
+                "GeoAttrGeocoder", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
@@ -228,14 +275,14 @@ let package = Package(
         // (scripts/fault-suite.sh builds it and runs this target on its own).
         .testTarget(
             name: "GeoAttrdFaultTests",
-            // GeoAttrCore: the cache file's real loader, run in-process at every truncation offset;
+            // GeoAttrLinux: the cache file's real loader, run in-process at every truncation offset;
             // GeoIndex: the index layout, to damage fixture indexes field by field.
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoIndex"]
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoAttrLinux", "GeoIndex"]
         ),
         .testTarget(
             name: "GeoAttrDaemonConfigTests",
             dependencies: [
-                "GeoAttrDaemonConfig", "GeoAttrCore", "TestSupport",
+                "GeoAttrDaemonConfig", "GeoAttrCore", "GeoAttrLinux", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]

@@ -1,5 +1,6 @@
 import GeoIndex
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 
 /// The cache file: `CacheFile.load()`, as the scheduler restores the last result at start, on

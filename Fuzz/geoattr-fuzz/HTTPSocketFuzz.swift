@@ -1,5 +1,6 @@
 import GeoIndex
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import GeoAttrServer
 import Logging
@@ -43,7 +44,10 @@ struct HTTPSocketFuzz: FuzzHarness {
         self.store = store
         let scheduler = Scheduler(
             configuration: schedule, fixSource: location, staticSource: location, geocoders: GeocoderSlot(FixedPlace()),
-            cache: CacheFile(directory: Scratch.path("http-state", directory: true)), store: store, initialPower: .foreground,
+            cache: CacheWriter(
+                store: CacheFile(directory: Scratch.path("http-state", directory: true)), blockingWork: DedicatedThreadStarter(),
+                logger: logger),
+            store: store, initialPower: .foreground,
             logger: logger)
         socketPath = Scratch.path("api.sock")
         let server = APIServer(

@@ -1,4 +1,5 @@
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 
 /// The foreground/background state file: `StateFileWatcher.read`, as the daemon calls it at

@@ -35,14 +35,20 @@ public final class CacheWriter: Sendable {
         var result: LocationResult
     }
 
-    private let store: any CacheStore
+    /// Where the result is persisted; the scheduler restores from it at start.
+    public let store: any CacheStore
+    private let blockingWork: any BlockingWorkStarter
     private let logger: Logger
     private let state = Mutex(State())
     private let failureRun = Mutex<FailureRun?>(nil)
     private let failureReminder: Duration
 
-    public init(store: any CacheStore, logger: Logger, failureReminder: Duration = CacheWriter.defaultFailureReminder) {
+    public init(
+        store: any CacheStore, blockingWork: any BlockingWorkStarter, logger: Logger,
+        failureReminder: Duration = CacheWriter.defaultFailureReminder
+    ) {
         self.store = store
+        self.blockingWork = blockingWork
         self.logger = logger
         self.failureReminder = failureReminder
     }
@@ -56,7 +62,7 @@ public final class CacheWriter: Sendable {
             return true
         }
         guard start else { return }
-        let started = DedicatedThread.start { [self] in drain() }
+        let started = blockingWork.start { [self] in drain() }
         if !started {
             state.withLock { $0.writing = false }
             logger.error("cache write skipped: the system refused a thread; the next fix retries")

@@ -70,7 +70,8 @@ public actor Scheduler: Service {
     ///     receiver).
     ///   - staticSource: the configured static location, served when the receiver cannot
     ///     deliver and no last good result exists.
-    ///   - cache: the persisted result; loaded here, written after every new result.
+    ///   - cache: the persisted result; loaded from its store here, written through it after
+    ///     every new result.
     ///   - initialPower: what the state file (or the configured default) says at start.
     ///   - random: jitter source in 0...1, injectable for tests.
     public init(
@@ -78,7 +79,7 @@ public actor Scheduler: Service {
         fixSource: any FixSource,
         staticSource: StaticFixSource?,
         geocoders: GeocoderSlot,
-        cache: (any CacheStore)?,
+        cache: CacheWriter?,
         store: AttributeStore,
         initialPower: PowerState,
         logger: Logger,
@@ -95,10 +96,10 @@ public actor Scheduler: Service {
         power = initialPower
         budget = RefreshBudget(burst: configuration.refreshBurst, refillInterval: configuration.refreshInterval, now: .now)
         policy = PlacePolicy(stationaryDistanceMeters: configuration.stationaryDistanceMeters)
-        cacheWriter = cache.map { CacheWriter(store: $0, logger: logger) }
+        cacheWriter = cache
         lastGeneration = 0
 
-        let restored = Self.restore(from: cache, configuration: configuration, logger: logger)
+        let restored = Self.restore(from: cache?.store, configuration: configuration, logger: logger)
         if let restored {
             lastGeneration = restored.result.generation
             store.publish(restored)

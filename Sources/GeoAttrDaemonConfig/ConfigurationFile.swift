@@ -1,5 +1,6 @@
 import Configuration
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 
 /// The YAML configuration file, read safely and checked against the known keys.

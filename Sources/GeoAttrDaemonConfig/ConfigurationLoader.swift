@@ -1,5 +1,6 @@
 import Configuration
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer

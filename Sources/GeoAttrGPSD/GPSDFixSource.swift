@@ -1,4 +1,5 @@
 public import GeoAttrCore
+import GeoAttrLinux
 public import GeoAttrModel
 public import Logging
 import Synchronization

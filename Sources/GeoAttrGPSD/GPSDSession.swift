@@ -3,6 +3,7 @@ internal import CGPS
 import Glibc
 #endif
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Logging
 

@@ -130,6 +130,18 @@ extension UTCTimestamp: Codable {
     }
 }
 
+extension UTCTimestamp {
+    /// Milliseconds since the epoch (plus `extra` seconds), saturating: 0 before the epoch,
+    /// `UInt64.max` past the range, for generations, which are at least the wall clock.
+    package func generationMilliseconds(plusSeconds extra: Int64 = 0) -> UInt64 {
+        let seconds = UInt64(clamping: seconds.addingReportingOverflow(extra).partialValue)
+        let millis = seconds.multipliedReportingOverflow(by: 1000)
+        guard !millis.overflow else { return .max }
+        let total = millis.partialValue.addingReportingOverflow(UInt64(clamping: nanoseconds / 1_000_000))
+        return total.overflow ? .max : total.partialValue
+    }
+}
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

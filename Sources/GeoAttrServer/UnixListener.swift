@@ -1,4 +1,4 @@
-import GeoAttrCore
+import GeoAttrLinux
 
 #if canImport(Glibc)
 import Glibc

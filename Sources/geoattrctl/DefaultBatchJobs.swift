@@ -1,4 +1,4 @@
-import GeoAttrCore
+import GeoAttrLinux
 import NIOCore
 
 /// How many jobs `lookup --batch` runs without `--jobs`: the CPUs this process may use, at most 16.

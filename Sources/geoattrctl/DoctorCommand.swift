@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import GeoAttrClient
-import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrGPSD
 import GeoAttrModel
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FoundationEssentials
-import GeoAttrCore
 import GeoAttrGPSD
 import GeoAttrModel
 import Logging

@@ -1,6 +1,8 @@
 import GeoAttrCore
 import GeoAttrDaemonConfig
+import GeoAttrGeocoder
 import GeoAttrGPSD
+import GeoAttrLinux
 import GeoAttrModel
 import GeoAttrServer
 import GeoAttrSystemd
@@ -57,7 +59,7 @@ struct Daemon {
             fixSource: Self.fixSource(for: configuration),
             staticSource: Self.staticSource(for: configuration),
             geocoders: geocoders,
-            cache: cache,
+            cache: CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: Logger(label: "geoattrd")),
             store: store,
             initialPower: initialPower,
             logger: Logger(label: "geoattrd")

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Logging
 import Synchronization
@@ -24,7 +25,7 @@ final class FailingCache: CacheStore {
 @Suite("CacheWriter")
 struct CacheWriterTests {
     func write(_ writer: CacheWriter, generation: UInt64) async {
-        writer.submit(CacheFileTests.sample(generation: generation))
+        writer.submit(LocationResult.sample(generation: generation))
         await writer.finishWriting(timeout: .seconds(10))
     }
 
@@ -32,7 +33,7 @@ struct CacheWriterTests {
     func failuresAreLoggedOnce() async throws {
         let log = RecordedLog()
         let cache = FailingCache()
-        let writer = CacheWriter(store: cache, logger: log.logger, failureReminder: .seconds(3600))
+        let writer = CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: log.logger, failureReminder: .seconds(3600))
         await write(writer, generation: 1)
         #expect(cache.saved.withLock { $0 } == [1])
 
@@ -63,7 +64,7 @@ struct CacheWriterTests {
         let log = RecordedLog()
         let cache = FailingCache()
         // A reminder interval of zero: every repeat is due.
-        let writer = CacheWriter(store: cache, logger: log.logger, failureReminder: .zero)
+        let writer = CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: log.logger, failureReminder: .zero)
         cache.failure.withLock { $0 = "creating /state/cache.json.tmp-1: Read-only file system" }
         for generation in UInt64(1)...3 { await write(writer, generation: generation) }
         #expect(log.count(.error, "Read-only file system") == 3)

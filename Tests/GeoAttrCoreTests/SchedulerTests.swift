@@ -1,5 +1,6 @@
 import GeoIndex
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Logging
 import Synchronization
@@ -92,7 +93,8 @@ struct SchedulerTests {
         let store = AttributeStore(powerState: power)
         let scheduler = Scheduler(
             configuration: configuration, fixSource: source, staticSource: staticSource, geocoders: GeocoderSlot(geocoder),
-            cache: cache, store: store, initialPower: power, logger: Logger(label: "test"), random: { 1 })
+            cache: CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: Logger(label: "test")),
+            store: store, initialPower: power, logger: Logger(label: "test"), random: { 1 })
         let task = Task { await scheduler.run() }
         return Harness(scheduler: scheduler, store: store, source: source, task: task)
     }
@@ -214,7 +216,7 @@ struct SchedulerTests {
 
     @Test("a persisted result younger than the TTL is served at once and no fix is taken")
     func persistedResultIsServedAtStart() async {
-        var stored = CacheFileTests.sample()
+        var stored = LocationResult.sample()
         stored.updatedAt = .now()
         let source = ScriptedFixSource([.fix(latitude: 1, longitude: 1)])
         let harness = start(source, cache: MemoryCache(stored))
@@ -227,7 +229,7 @@ struct SchedulerTests {
 
     @Test("a persisted result older than the TTL is served, flagged by its age, and refreshed at once")
     func stalePersistedResultIsRefreshed() async {
-        var stored = CacheFileTests.sample()
+        var stored = LocationResult.sample()
         stored.updatedAt = UTCTimestamp.now().adding(seconds: -7200)
         let source = ScriptedFixSource([.fix(latitude: 3, longitude: 3)])
         let harness = start(source, cache: MemoryCache(stored))
@@ -239,7 +241,7 @@ struct SchedulerTests {
     }
 
     @Test func aPersistedResultBeyondExpireAfterIsNotServed() async {
-        var stored = CacheFileTests.sample()
+        var stored = LocationResult.sample()
         stored.updatedAt = UTCTimestamp.now().adding(seconds: -200_000)
         let harness = start(ScriptedFixSource([.failure(.timeout(timeoutSeconds: 1))]), cache: MemoryCache(stored))
         #expect(harness.store.served == nil)
@@ -263,7 +265,8 @@ struct SchedulerTests {
         let source = try StaticFixSource(latitude: 46.2, longitude: 6.14)
         let scheduler = Scheduler(
             configuration: ScheduleConfiguration(), fixSource: source, staticSource: source, geocoders: GeocoderSlot(),
-            cache: MemoryCache(), store: store, initialPower: .foreground, logger: Logger(label: "test"))
+            cache: CacheWriter(store: MemoryCache(), blockingWork: DedicatedThreadStarter(), logger: Logger(label: "test")),
+            store: store, initialPower: .foreground, logger: Logger(label: "test"))
         let task = Task { await scheduler.run() }
         #expect(await eventually { store.served != nil && store.status.nextFixAt != nil })
         let generation = store.served?.result.generation

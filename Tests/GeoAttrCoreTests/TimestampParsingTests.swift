@@ -1,5 +1,6 @@
 import Foundation
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Testing
 import TestSupport

@@ -1,4 +1,5 @@
 import GeoAttrCore
+import GeoAttrLinux
 import Testing
 import TestSupport
 

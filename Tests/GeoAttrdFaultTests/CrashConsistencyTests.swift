@@ -1,6 +1,7 @@
 import GeoIndex
 import Foundation
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import GeoAttrCore
+import GeoAttrLinux
 
 #if canImport(Glibc)
 import Glibc

@@ -1,7 +1,9 @@
-public import GeoAttrCore
-public import GeoAttrModel
-public import Logging
-public import ServiceLifecycle
+import GeoAttrCore
+import GeoAttrLinux
+import GeoAttrModel
+import GeoAttrServer
+import Logging
+import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,30 +15,30 @@ import Glibc
 /// unit's EnvironmentFile=) and a Prometheus textfile-collector file. The same precision rules
 /// apply: the files carry what `settings.grant` allows, and are rewritten at once when a reload
 /// changes it.
-public final class FileOutputs: Service, Sendable {
+final class FileOutputs: Service, Sendable {
     /// What a reload may change.
-    public struct Settings: Sendable, Hashable {
-        public var grant: Grant
+    struct Settings: Sendable, Hashable {
+        var grant: Grant
         /// The files' group (the daemon must be a member); `nil`: the daemon's primary group.
-        public var group: UInt32?
-        public var mode: UInt32
+        var group: UInt32?
+        var mode: UInt32
 
-        public init(grant: Grant, group: UInt32? = nil, mode: UInt32 = 0o644) {
+        init(grant: Grant, group: UInt32? = nil, mode: UInt32 = 0o644) {
             self.grant = grant
             self.group = group
             self.mode = mode
         }
     }
 
-    public let envFile: String?
-    public let prometheusFile: String?
+    let envFile: String?
+    let prometheusFile: String?
     private let settings: Mutex<Settings>
     private let changes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
     private let ttl: Duration
     private let store: AttributeStore
     private let logger: Logger
 
-    public init(envFile: String?, prometheusFile: String?, settings: Settings, ttl: Duration, store: AttributeStore, logger: Logger) {
+    init(envFile: String?, prometheusFile: String?, settings: Settings, ttl: Duration, store: AttributeStore, logger: Logger) {
         self.envFile = envFile
         self.prometheusFile = prometheusFile
         self.settings = Mutex(settings)
@@ -47,7 +49,7 @@ public final class FileOutputs: Service, Sendable {
     }
 
     /// Applies reloaded settings: the files are rewritten at once when they change.
-    public func update(_ new: Settings) {
+    func update(_ new: Settings) {
         let changed = settings.withLock { current in
             defer { current = new }
             return current != new
@@ -55,7 +57,7 @@ public final class FileOutputs: Service, Sendable {
         if changed { changes.continuation.yield() }
     }
 
-    public func run() async {
+    func run() async {
         guard envFile != nil || prometheusFile != nil else { return }
         let paths = [envFile, prometheusFile].compactMap { $0 }
         // A crash during a write leaves its temporary file (`PATH.tmp-PID...`) beside the output.

@@ -1,6 +1,5 @@
-#if canImport(Glibc)
+public import GeoAttrCore
 import Glibc
-#endif
 
 /// Runs blocking work on a thread of its own, never on the Swift concurrency pool.
 ///
@@ -31,5 +30,14 @@ package enum DedicatedThread {
             return false
         }
         return true
+    }
+}
+
+/// The core's blocking work (cache writes) on a detached thread per piece of work.
+public struct DedicatedThreadStarter: BlockingWorkStarter {
+    public init() {}
+
+    public func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        DedicatedThread.start(body)
     }
 }

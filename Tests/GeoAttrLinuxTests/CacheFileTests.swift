@@ -1,29 +1,20 @@
 import GeoIndex
 import Foundation
 import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Testing
 import TestSupport
 
 @Suite("CacheFile")
 struct CacheFileTests {
-    static func sample(generation: UInt64 = 42) -> LocationResult {
-        let fix = Fix(
-            latitude: 50.8466, longitude: 4.3528, altitudeMeters: 56, mode: .threeDimensional, horizontalErrorMeters: 12.5,
-            receiverTime: UTCTimestamp(seconds: 1_795_000_000, nanoseconds: 250_000_000), timeSource: .receiver,
-            receivedAt: UTCTimestamp(seconds: 1_795_000_001), timeToFixMilliseconds: 812.5, origin: .gps)
-        return LocationResult(
-            fix: fix, place: GeoPlace(countryCode: "BE", regionCode: "BE-BRU", localityName: "Brussels", postalCode: "1000", continentCode: "EU"),
-            source: .gps, updatedAt: UTCTimestamp(seconds: 1_795_000_002), indexVersion: "world 1", generation: generation)
-    }
-
     @Test func roundTripsAndLeavesNoTemporaryFile() throws {
         let directory = try TemporaryDirectory()
         let cache = CacheFile(directory: directory.path)
         #expect(try cache.load() == nil)
-        try cache.save(Self.sample())
-        #expect(try cache.load() == Self.sample())
-        try cache.save(Self.sample(generation: 43))
+        try cache.save(LocationResult.sample())
+        #expect(try cache.load() == LocationResult.sample())
+        try cache.save(LocationResult.sample(generation: 43))
         #expect(try cache.load()?.generation == 43)
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(names == ["cache.json"])
@@ -36,7 +27,7 @@ struct CacheFileTests {
     func implausibleGenerationIsSetAside(generation: UInt64) throws {
         let directory = try TemporaryDirectory()
         let cache = CacheFile(directory: directory.path)
-        try cache.save(Self.sample(generation: generation))
+        try cache.save(LocationResult.sample(generation: generation))
         #expect {
             _ = try cache.load()
         } throws: { error in
@@ -46,7 +37,7 @@ struct CacheFileTests {
         #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
         // Today's clock in milliseconds is plausible.
         let now = UInt64(Date().timeIntervalSince1970 * 1000)
-        try cache.save(Self.sample(generation: now))
+        try cache.save(LocationResult.sample(generation: now))
         #expect(try cache.load()?.generation == now)
     }
 
@@ -65,14 +56,14 @@ struct CacheFileTests {
         }
         #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
         #expect(!FileManager.default.fileExists(atPath: cache.path))
-        try cache.save(Self.sample())
-        #expect(try cache.load() == Self.sample())
+        try cache.save(LocationResult.sample())
+        #expect(try cache.load() == LocationResult.sample())
     }
 
     @Test func anImplausiblePositionIsCorrupt() throws {
         let directory = try TemporaryDirectory()
         let cache = CacheFile(directory: directory.path)
-        var bad = Self.sample()
+        var bad = LocationResult.sample()
         bad.fix.latitude = 0
         bad.fix.longitude = 0
         try cache.save(bad)
@@ -82,19 +73,19 @@ struct CacheFileTests {
     @Test func truncatedAtEveryOffsetIsNeverAcceptedAsAnotherResult() throws {
         let directory = try TemporaryDirectory()
         let cache = CacheFile(directory: directory.path)
-        try cache.save(Self.sample())
+        try cache.save(LocationResult.sample())
         let full = try Data(contentsOf: URL(fileURLWithPath: cache.path))
         for length in 0..<full.count {
             try full.prefix(length).write(to: URL(fileURLWithPath: cache.path))
             let loaded = try? cache.load()
-            #expect(loaded == nil || loaded == Self.sample(), "prefix of \(length) bytes gave \(String(describing: loaded))")
+            #expect(loaded == nil || loaded == LocationResult.sample(), "prefix of \(length) bytes gave \(String(describing: loaded))")
         }
     }
 
     @Test func anUnwritableDirectoryIsATypedError() throws {
         let cache = CacheFile(directory: "/nonexistent-geoattrd-test/state")
         #expect {
-            try cache.save(Self.sample())
+            try cache.save(LocationResult.sample())
         } throws: { error in
             guard case .unwritable(_, let reason) = error as? CacheFileError else { return false }
             return reason.contains("No such file")

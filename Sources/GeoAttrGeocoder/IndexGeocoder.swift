@@ -1,16 +1,16 @@
-import GeoAttrCore
-import GeoIndex
+public import GeoAttrCore
+public import GeoIndex
 
 /// The offline index as the daemon's geocoder.
 ///
 /// Opening validates the header and section table (every later read is bounds-checked); the
 /// whole-file checksum is left to `geoattrctl index info`, because reading all of a 28 MB index
 /// at every start or swap would make it resident on a 256 MB device for nothing.
-struct IndexGeocoder: Geocoding {
+public struct IndexGeocoder: Geocoding {
     let reader: GeoIndexReader
-    let indexVersion: String
+    public let indexVersion: String
 
-    static func load(path: String) throws -> any Geocoding {
+    public static func load(path: String) throws -> any Geocoding {
         let reader = try GeoIndexReader(path: path)
         let info = reader.info
         let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -19,7 +19,7 @@ struct IndexGeocoder: Geocoding {
             reader: reader, indexVersion: "\(name) format \(info.formatVersion) built \(info.buildDate) size \(info.fileSize)")
     }
 
-    func place(latitude: Double, longitude: Double) -> GeoPlace {
+    public func place(latitude: Double, longitude: Double) -> GeoPlace {
         reader.place(latitude: latitude, longitude: longitude)
     }
 }

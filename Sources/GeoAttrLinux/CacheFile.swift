@@ -1,33 +1,10 @@
 import FoundationEssentials
+public import GeoAttrCore
 public import GeoAttrModel
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Why the cache file could not be read or written.
-public enum CacheFileError: Error, Sendable, Hashable, CustomStringConvertible {
-    case unreadable(path: String, reason: String)
-    case corrupt(path: String, reason: String)
-    case unwritable(path: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .unreadable(let path, let reason): "cannot read the cache file \(path): \(reason)"
-        case .corrupt(let path, let reason): "the cache file \(path) is corrupt: \(reason)"
-        case .unwritable(let path, let reason): "cannot write the cache file \(path): \(reason)"
-        }
-    }
-}
-
-/// Persistence of the last good result, so attributes are there from the first millisecond
-/// after a reboot.
-public protocol CacheStore: Sendable {
-    /// The stored result, `nil` when there is none. A corrupt file throws `.corrupt` after it
-    /// has been set aside, so the next write starts clean.
-    func load() throws(CacheFileError) -> LocationResult?
-    func save(_ result: LocationResult) throws(CacheFileError)
-}
 
 /// The last good result as JSON in the state directory, with a schema version, written
 /// atomically: temporary file, fsync, rename over the old one, fsync of the directory. A power
@@ -132,17 +109,5 @@ public struct CacheFile: CacheStore {
             "bad value at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
         default: "\(error)"
         }
-    }
-}
-
-extension UTCTimestamp {
-    /// Milliseconds since the epoch (plus `extra` seconds), saturating: 0 before the epoch,
-    /// `UInt64.max` past the range, for generations, which are at least the wall clock.
-    func generationMilliseconds(plusSeconds extra: Int64 = 0) -> UInt64 {
-        let seconds = UInt64(clamping: seconds.addingReportingOverflow(extra).partialValue)
-        let millis = seconds.multipliedReportingOverflow(by: 1000)
-        guard !millis.overflow else { return .max }
-        let total = millis.partialValue.addingReportingOverflow(UInt64(clamping: nanoseconds / 1_000_000))
-        return total.overflow ? .max : total.partialValue
     }
 }

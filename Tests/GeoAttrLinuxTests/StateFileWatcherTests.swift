@@ -1,5 +1,5 @@
 import Foundation
-import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 import Logging
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 import GeoIndex
 import Foundation
 import GeoAttrCore
+import GeoAttrGeocoder
 import GeoAttrModel
 import Logging
 import Testing

@@ -1,3 +1,5 @@
+public import GeoAttrCore
+import GeoAttrLinux
 public import Logging
 public import ServiceLifecycle
 

@@ -1,4 +1,4 @@
-@testable import GeoAttrCore
+@testable import GeoAttrLinux
 import Foundation
 import Testing
 import TestSupport

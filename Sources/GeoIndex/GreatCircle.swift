@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Distances on the Earth, for stationary reuse.
 public enum GreatCircle {
     static let earthRadiusMeters = 6_371_008.8
@@ -7,19 +15,12 @@ public enum GreatCircle {
         let radians = Double.pi / 180
         let dLat = (latitude2 - latitude1) * radians
         let dLon = (longitude2 - longitude1) * radians
-        let a = sinHalfSquared(dLat) + cosine(latitude1 * radians) * cosine(latitude2 * radians) * sinHalfSquared(dLon)
-        return 2 * earthRadiusMeters * arcsine(min(1, a.squareRoot()))
+        let a = sinHalfSquared(dLat) + cos(latitude1 * radians) * cos(latitude2 * radians) * sinHalfSquared(dLon)
+        return 2 * earthRadiusMeters * asin(min(1, a.squareRoot()))
     }
 
     private static func sinHalfSquared(_ x: Double) -> Double {
-        let s = sine(x / 2)
+        let s = sin(x / 2)
         return s * s
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-private func sine(_ x: Double) -> Double { Glibc.sin(x) }
-private func cosine(_ x: Double) -> Double { Glibc.cos(x) }
-private func arcsine(_ x: Double) -> Double { Glibc.asin(x) }
-#endif
