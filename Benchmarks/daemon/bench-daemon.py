@@ -9,7 +9,7 @@
           world index open (cache/geodata/world.gidx, or --index).
 
 It uses a static location (gpsd disabled) to write the cache, so it needs no gpsd.
-Usage: scripts/bench-daemon.py [--binary PATH] [--runs N] [--idle-seconds S]
+Usage: Benchmarks/daemon/bench-daemon.py [--binary PATH] [--runs N] [--idle-seconds S]
        (default binary: .build/release/geoattrd; build it with `swift build -c release`)
 """
 import argparse, os, re, statistics, subprocess, tempfile, time
@@ -69,7 +69,7 @@ def wait_for(path, text, timeout=20):
 
 def main():
     parser = argparse.ArgumentParser()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("--binary", default=os.path.join(root, ".build/release/geoattrd"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--idle-seconds", type=float, default=60)

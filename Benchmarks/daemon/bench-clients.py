@@ -20,12 +20,12 @@ library only; the uid children run /usr/bin/python3 (pyenv shims are not executa
 Exits non-zero only if the daemon does not start or a step fails; targets are printed as
 met / not met.
 
-Usage: scripts/bench-clients.py [--binary PATH]   (default: .build/release/geoattrd)
+Usage: Benchmarks/daemon/bench-clients.py [--binary PATH]   (default: .build/release/geoattrd)
 """
 import argparse, json, math, os, re, shutil, signal, socket, statistics, subprocess, sys
 import tempfile, threading, time, traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MB = 1024.0
 RCVBUF = 4096
 CHILD_PYTHON = "/usr/bin/python3"
