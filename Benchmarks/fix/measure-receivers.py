@@ -32,7 +32,7 @@ Usage: Benchmarks/fix/measure-receivers.py DIR [--runs N] [--geoattrctl PATH] [-
        (default binary: .build/debug/geoattrctl; Python 3 standard library only; needs gpsfake)
 """
 import argparse, glob, json, math, os, random, shutil, signal, socket, statistics, subprocess
-import sys, tempfile, threading, time
+import tempfile, threading, time
 from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

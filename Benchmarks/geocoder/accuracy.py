@@ -23,7 +23,6 @@ import math
 import os
 import random
 import subprocess
-import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
