@@ -39,8 +39,8 @@ breaks=$index_moved
 if dpkg --compare-versions "$reader" gt "$breaks"; then breaks=$reader; fi
 
 bash scripts/install-deps.sh >&2
-# How the binaries are linked (measured with scripts/bench-footprint.sh against a PIE with the
-# toolchain's defaults, and against the Swift runtime as shared libraries):
+# How the binaries are linked (measured with Benchmarks/daemon/bench-footprint.sh against a PIE
+# with the toolchain's defaults, and against the Swift runtime as shared libraries):
 #   -no-pie: a position-dependent executable (ET_EXEC). A static PIE carries some 60,000
 #     relative relocations (1.5 MB of .rela.dyn, read at every start) that the dynamic loader
 #     applies to .data.rel.ro and .data, Swift metadata full of absolute pointers: each page

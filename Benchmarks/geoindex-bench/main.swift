@@ -214,7 +214,7 @@ default: fail("usage: geoindex-bench lookup INDEX [--points N] [--set uniform|po
 
 /// `lat,lon` lines of a point set file (the batch sets under cache/bench/).
 func readPointSet(_ path: String) -> [(Double, Double)] {
-    guard let file = fopen(path, "r") else { fail("cannot read \(path); run scripts/bench.sh once to write the sets") }
+    guard let file = fopen(path, "r") else { fail("cannot read \(path); run Benchmarks/geocoder/bench.sh once to write the sets") }
     defer { fclose(file) }
     var result: [(Double, Double)] = []
     var line: UnsafeMutablePointer<CChar>?

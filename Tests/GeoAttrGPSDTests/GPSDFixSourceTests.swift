@@ -307,7 +307,7 @@ struct GPSDFixSourceTests {
             let releaseMilliseconds = Double(left.nanoseconds - lastTPV.nanoseconds) / 1e6
             print("release after accepted report, as gpsd logged it: \(releaseMilliseconds) ms")
             // The contract is 50 ms; the bound here leaves room for a loaded CI machine. The
-            // benchmark (scripts/measure-fix.py) reports the distribution.
+            // benchmark (Benchmarks/fix/measure-fix.py) reports the distribution.
             #expect(releaseMilliseconds < 250)
             // The watch was disabled before the connection closed.
             #expect(lines.contains { $0.text.contains("client(\(client.number)): ?WATCH={\"enable\":false") })

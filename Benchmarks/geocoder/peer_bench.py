@@ -1,5 +1,5 @@
 """The same workload through the peer, PyPI reverse_geocoder 1.5.1 (k-d tree over GeoNames
-cities1000), single process (mode=1), as scripts/bench.sh runs geoindex.
+cities1000), single process (mode=1), as Benchmarks/geocoder/bench.sh runs geoindex.
 
 usage: peer_bench.py POINTS.csv OUT.jsonl
 """

@@ -8,12 +8,12 @@
 # the mappings (file and permissions) holding the most private dirty memory and the most Pss; once
 # with the files in the page cache and once (as root) after dropping it, as on a device after boot.
 # Every figure against its target and stretch target, PASS or MISS. MB = 10^6 bytes throughout.
-#   scripts/bench-footprint.sh [--check] [OUTDIR]
+#   Benchmarks/daemon/bench-footprint.sh [--check] [OUTDIR]
 #     OUTDIR   the packages are taken from there if it has them, else built there by
 #              scripts/make-deb.sh (default: a temporary directory)
 #     --check  exit 1 when a target (not a stretch target) is missed
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 check=0
 if [ "${1:-}" = --check ]; then check=1; shift; fi
 out=${1:-}

@@ -13,8 +13,8 @@ Truth (none of it hand-typed; fixed seed, so runs are repeatable):
   regions  Inside points in countries that have ISO 3166-2 subdivisions: share given a region code.
 
 Usage (in the cache venv, after scripts/fetch-geodata.sh, scripts/build-world-index.sh and
-scripts/bench.sh's peer install):
-  cache/geodata/venv/bin/python scripts/accuracy.py --index cache/geodata/world.gidx [--n 20000]
+Benchmarks/geocoder/bench.sh's peer install):
+  cache/geodata/venv/bin/python Benchmarks/geocoder/accuracy.py --index cache/geodata/world.gidx [--n 20000]
 """
 import argparse
 import collections
@@ -23,10 +23,9 @@ import math
 import os
 import random
 import subprocess
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MULTI_COUNTRY_ZONES = {"Asia/Bangkok", "Europe/Belgrade", "Asia/Jerusalem"}
 
 

@@ -20,78 +20,22 @@ library only; the uid children run /usr/bin/python3 (pyenv shims are not executa
 Exits non-zero only if the daemon does not start or a step fails; targets are printed as
 met / not met.
 
-Usage: scripts/bench-clients.py [--binary PATH]   (default: .build/release/geoattrd)
+Usage: Benchmarks/daemon/bench-clients.py [--binary PATH]   (default: .build/release/geoattrd)
 """
-import argparse, json, math, os, re, shutil, signal, socket, statistics, subprocess, sys
+import argparse, json, math, os, re, shutil, signal, statistics, subprocess, sys
 import tempfile, threading, time, traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MB = 1024.0
+import daemonbench
+from daemonbench import connect, cpu_seconds, read_head, request, status_mb
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RCVBUF = 4096
 CHILD_PYTHON = "/usr/bin/python3"
 
-# --- HTTP over the Unix socket -------------------------------------------------------------
-
-# Shared by this script and the children (they get it as the start of their -c program).
-HTTP_HELPERS = r'''
-import socket, time
-
-def connect(path, timeout=10.0, rcvbuf=None):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    if rcvbuf:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(timeout)
-    # A full listen backlog answers EAGAIN on a Unix socket (no queueing as with TCP): retry.
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            s.connect(path)
-            return s
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                s.close()
-                raise
-            time.sleep(0.001)
-
-def read_head(s, buf=b""):
-    while b"\r\n\r\n" not in buf:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise ConnectionError("connection closed before a response head (%r)" % buf[:200])
-        buf += chunk
-    head, rest = buf.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return status, headers, rest
-
-def read_response(s):
-    """One response: (status, headers, body). Content-length, or to EOF with connection: close."""
-    status, headers, body = read_head(s)
-    if "content-length" in headers:
-        length = int(headers["content-length"])
-        while len(body) < length:
-            chunk = s.recv(65536)
-            if not chunk:
-                raise ConnectionError("connection closed in a response body")
-            body += chunk
-        return status, headers, body[:length]
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            return status, headers, body
-        body += chunk
-
-def request(s, method, target, close=False):
-    extra = "connection: close\r\n" if close else ""
-    length = "content-length: 0\r\n" if method == "POST" else ""
-    s.sendall(("%s %s HTTP/1.1\r\nhost: geoattrd\r\n%s%s\r\n" % (method, target, length, extra)).encode())
-    return read_response(s)
-'''
-exec(HTTP_HELPERS)
+# HTTP over the Unix socket, for this script and the children: they get daemonbench.py's text as
+# the start of their -c program.
+with open(daemonbench.__file__, encoding="utf-8") as source:
+    HTTP_HELPERS = source.read()
 
 # --- children ------------------------------------------------------------------------------
 
@@ -335,16 +279,13 @@ class Daemon:
             return ""
 
     def rss_mb(self):
-        with open("/proc/%d/status" % self.pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / MB
-        raise RuntimeError("no VmRSS for pid %d" % self.pid)
+        rss = status_mb(self.pid).get("VmRSS")
+        if rss is None:
+            raise RuntimeError("no VmRSS for pid %d" % self.pid)
+        return rss
 
     def cpu_s(self):
-        with open("/proc/%d/stat" % self.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.pid)
 
     def warm_up_and_settle(self):
         """A few requests of each kind, then the settled resident size (median of 5 over 1 s)."""

@@ -9,16 +9,12 @@
           world index open (cache/geodata/world.gidx, or --index).
 
 It uses a static location (gpsd disabled) to write the cache, so it needs no gpsd.
-Usage: scripts/bench-daemon.py [--binary PATH] [--runs N] [--idle-seconds S]
+Usage: Benchmarks/daemon/bench-daemon.py [--binary PATH] [--runs N] [--idle-seconds S]
        (default binary: .build/release/geoattrd; build it with `swift build -c release`)
 """
-import argparse, os, re, statistics, subprocess, tempfile, time
+import argparse, os, statistics, subprocess, tempfile, time
 
-def read_stat(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime, seconds
+from daemonbench import connect, cpu_seconds, request, status_mb
 
 def context_switches(pid):
     total = 0
@@ -30,24 +26,19 @@ def context_switches(pid):
     return total
 
 def memory(pid):
-    values = {}
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith(("VmRSS:", "RssAnon:", "RssFile:")):
-                values[line.split(":")[0]] = int(line.split()[1]) / 1024
+    values = status_mb(pid)
     return values.get("VmRSS", 0), values.get("RssAnon", 0), values.get("RssFile", 0)
 
 def served_over_socket(path, deadline):
     # GET /v1/attributes until it answers 200: the first attributes a client can get.
-    import socket as sock
     while time.monotonic() < deadline:
         try:
-            s = sock.socket(sock.AF_UNIX, sock.SOCK_STREAM)
-            s.connect(path)
-            s.sendall(b"GET /v1/attributes HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            answer = s.recv(64)
-            s.close()
-            if answer.startswith(b"HTTP/1.1 200"):
+            s = connect(path)
+            try:
+                status, _, _ = request(s, "GET", "/v1/attributes", close=True)
+            finally:
+                s.close()
+            if status == 200:
                 return True
         except OSError:
             pass
@@ -69,7 +60,7 @@ def wait_for(path, text, timeout=20):
 
 def main():
     parser = argparse.ArgumentParser()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("--binary", default=os.path.join(root, ".build/release/geoattrd"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--idle-seconds", type=float, default=60)
@@ -117,10 +108,10 @@ def main():
         proc = subprocess.Popen(common, stderr=out)
     wait_for(log, "scheduler started")
     time.sleep(2)
-    cpu0, switches0 = read_stat(proc.pid), context_switches(proc.pid)
+    cpu0, switches0 = cpu_seconds(proc.pid), context_switches(proc.pid)
     rss, anon, filebacked = memory(proc.pid)
     time.sleep(args.idle_seconds)
-    cpu1, switches1 = read_stat(proc.pid), context_switches(proc.pid)
+    cpu1, switches1 = cpu_seconds(proc.pid), context_switches(proc.pid)
     rss1, anon1, _ = memory(proc.pid)
     threads = len(os.listdir("/proc/%d/task" % proc.pid))
     proc.terminate()

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """How many places lie within the locality search's radii of the benchmark points, as it is and
 with the large places split into population tiers. Measures the work a finer or tiered place
-grid could save; compare with the records the reader reads (Benchmarks/patches/work-counters.patch).
+grid could save; compare with the records the reader reads per lookup (README, "Where the time
+goes").
 
-    cache/geodata/venv/bin/python Benchmarks/locality-candidates.py \
+    cache/geodata/venv/bin/python Benchmarks/geocoder/locality-candidates.py \
         [cache/geodata/out/cities.txt] [cache/bench/populated-1m.csv] [points to use]
 
 Counts all GeoNames places of the source, including the ~14,000 the builder drops as never named

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Benchmarks (not timed tests). Prints every figure the README quotes, each after the command
-# that produced it. Needs scripts/fetch-geodata.sh first; installs the peer (PyPI
+# The geocoder's benchmarks (not timed tests). Prints every figure the README quotes, each after
+# the command that produced it. Needs scripts/fetch-geodata.sh first; installs the peer (PyPI
 # reverse_geocoder 1.5.1, with numpy/scipy) and timezonefinder into the cache venv.
 # Lookups run pinned to one core (taskset -c 1).
 set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CACHE="${GEODATA_CACHE:-$ROOT/cache/geodata}"
 BENCH="$ROOT/cache/bench"
 cd "$ROOT"
@@ -49,7 +49,7 @@ for set in populated land track; do
     batch "geoattrctl lookup --batch --jobs $(nproc) --index world.gidx" "$BENCH/geoindex-$set-jobs.jsonl" \
         "$BIN/geoattrctl" lookup --batch --jobs "$(nproc)" --index "$CACHE/world.gidx"
     cmp "$BENCH/geoindex-$set.jsonl" "$BENCH/geoindex-$set-jobs.jsonl" && echo "output identical" && echo
-    run taskset -c 1 "$CACHE/venv/bin/python" scripts/peer_bench.py "$BENCH/$set-1m.csv" "$BENCH/peer-$set.jsonl"
+    run taskset -c 1 "$CACHE/venv/bin/python" Benchmarks/geocoder/peer_bench.py "$BENCH/$set-1m.csv" "$BENCH/peer-$set.jsonl"
 done
 
-run "$CACHE/venv/bin/python" scripts/accuracy.py --index "$CACHE/world.gidx" --geoindex "$BIN/geoattrctl" --n 20000
+run "$CACHE/venv/bin/python" Benchmarks/geocoder/accuracy.py --index "$CACHE/world.gidx" --geoindex "$BIN/geoattrctl" --n 20000

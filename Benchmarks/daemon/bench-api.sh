@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Load benchmark of the socket API: GET /v1/attributes over the Unix socket with 1,
 # 64 and 512 keep-alive connections against a release build of geoattrd serving a static
-# location, each next to the yardstick the target is stated against: bench/uds-reference.c, a
-# minimal one-thread epoll server in C answering a fixed 300-byte body, measured in the same
-# run by the same load generator (bench/uds-load.c: one thread, epoll; it prints its own CPU
-# share). The target is half the reference's requests/s at 64 connections with p50 <= 1 ms;
+# location, each next to the yardstick the target is stated against: uds-reference.c (beside
+# this script), a minimal one-thread epoll server in C answering a fixed 300-byte body, measured
+# in the same run by the same load generator (uds-load.c: one thread, epoll; it prints its own
+# CPU share). The target is half the reference's requests/s at 64 connections with p50 <= 1 ms;
 # the ratio is printed because absolute figures differ from machine to machine.
-# Usage: scripts/bench-api.sh [SECONDS] [ROUNDS]  (default 10 s per run, 1 round; the machine's
-# noise is several percent from run to run, so take the median of a few rounds. CONNECTIONS="64"
-# limits the runs to those counts.)
+# Usage: Benchmarks/daemon/bench-api.sh [SECONDS] [ROUNDS]  (default 10 s per run, 1 round; the
+# machine's noise is several percent from run to run, so take the median of a few rounds.
+# CONNECTIONS="64" limits the runs to those counts.)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 seconds=${1:-10}
 rounds=${2:-1}
 swift build -c release --product geoattrd >&2
@@ -18,8 +18,8 @@ work=$(mktemp -d)
 daemon=
 reference=
 trap 'kill $daemon $reference 2>/dev/null; wait $daemon $reference 2>/dev/null; rm -rf "$work"' EXIT
-gcc -O2 -o "$work/uds-load" bench/uds-load.c
-gcc -O2 -o "$work/uds-reference" bench/uds-reference.c
+gcc -O2 -o "$work/uds-load" Benchmarks/daemon/uds-load.c
+gcc -O2 -o "$work/uds-reference" Benchmarks/daemon/uds-reference.c
 printf 'gpsd:\n  enabled: false\nstatic:\n  latitude: 47.3769\n  longitude: 8.5417\napi:\n  max_connections: 2048\nlog:\n  level: warning\n' >"$work/c.yaml"
 
 wait_for_socket() {

@@ -8,7 +8,7 @@ lines arrive) and reports:
   overhead  from gpsd writing the accepted TPV, to geoattrctl printing the fix;
   cadence   the interval between TPV reports (what a one-shot client waits for, on average half);
   ttf       geoattrctl's own time_to_fix_ms (connect to accepted report).
-Usage: scripts/measure-fix.py [--runs N] [--cycle SECONDS] [--first-report-wait SECONDS]   (after `swift build`)
+Usage: Benchmarks/fix/measure-fix.py [--runs N] [--cycle SECONDS] [--first-report-wait SECONDS]   (after `swift build`)
 """
 import argparse, json, os, random, re, socket, subprocess, sys, tempfile, threading, time
 
@@ -51,7 +51,7 @@ def main():
     parser.add_argument("--first-report-wait", type=float, default=None,
                         help="passed to geoattrctl fix (default: its own, 1 s; 0: no wait)")
     args = parser.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     binpath = subprocess.run(["swift", "build", "--show-bin-path"], cwd=root, capture_output=True, text=True).stdout.strip()
     geoattrctl = os.path.join(binpath, "geoattrctl")
 

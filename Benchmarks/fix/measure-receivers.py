@@ -27,15 +27,15 @@ as the client, timestamped here) by mode, position and error, nearest to when th
 printed; its index is then looked up in NAME.gpsd-3.22.jsonl (the same sequence of TPVs when
 the live replay matches it, which is checked and reported).
 
-Usage: scripts/measure-receivers.py DIR [--runs N] [--geoattrctl PATH] [--timeout S]
-                                        [--cycle S] [--seed N] [--json FILE]
+Usage: Benchmarks/fix/measure-receivers.py DIR [--runs N] [--geoattrctl PATH] [--timeout S]
+                                              [--cycle S] [--seed N] [--json FILE]
        (default binary: .build/debug/geoattrctl; Python 3 standard library only; needs gpsfake)
 """
 import argparse, glob, json, math, os, random, shutil, signal, socket, statistics, subprocess
-import sys, tempfile, threading, time
+import tempfile, threading, time
 from collections import Counter
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOOD_ERROR_M = 100.0    # an "estimate of 100 m or less" (the default --max-error)
 NO_DOP_ERROR_M = 1899.0  # gpsd's placeholder eph when the DOP is unknown (HDOP 99.99 x 19)
 
