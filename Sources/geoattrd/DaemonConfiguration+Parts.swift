@@ -1,0 +1,36 @@
+import GeoAttrCore
+import GeoAttrDaemonConfig
+import GeoAttrGPSD
+import GeoAttrModel
+import GeoAttrServer
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The parts a configuration describes, made the same way at start and on every reload.
+extension DaemonConfiguration {
+    func accessPolicy() -> AccessPolicy {
+        AccessPolicy(rules: accessRules, defaultGrant: Grant(level: accessDefault), mutators: accessMutators, daemonUID: getuid())
+    }
+
+    /// gpsd, or the static location when gpsd is disabled.
+    func fixSource() -> any FixSource {
+        if gpsdEnabled {
+            return GPSDFixSource(endpoint: gpsdEndpoint, rules: fixRules, logger: Logger(label: "geoattrd.gpsd"))
+        }
+        return staticSource() ?? GPSDFixSource(endpoint: gpsdEndpoint)
+    }
+
+    func staticSource() -> StaticFixSource? {
+        guard let location = staticLocation else { return nil }
+        return try? StaticFixSource(
+            latitude: location.latitude, longitude: location.longitude,
+            altitudeMeters: location.altitudeMeters, horizontalErrorMeters: location.errorMeters)
+    }
+
+    func outputSettings() -> FileOutputs.Settings {
+        FileOutputs.Settings(grant: outputGrant, group: outputGroup?.gid, mode: outputMode)
+    }
+}

@@ -1,0 +1,157 @@
+import GeoAttrCore
+import GeoAttrDaemonConfig
+import GeoAttrGeocoder
+import GeoAttrGPSD
+import GeoAttrLinux
+import GeoAttrModel
+import GeoAttrServer
+import GeoAttrSystemd
+import GeoIndex
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything the daemon runs, made from one configuration: the served attributes, the index in
+/// service, the scheduler, the API, the output files and systemd's notifier.
+struct DaemonParts {
+    let configuration: DaemonConfiguration
+    let store: AttributeStore
+    let index: GeocoderReloader
+    let scheduler: Scheduler
+    let server: APIServer
+    let outputs: FileOutputs
+    let notifier: SystemdNotifier?
+    let logger: Logger
+
+    /// Opens the index and restores the cached result: both are served from the first request.
+    init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async {
+        self.configuration = configuration
+        self.logger = logger
+        let initialPower = StateFileWatcher.read(
+            path: configuration.stateFile, defaultState: configuration.defaultPower, logger: logger)
+            ?? configuration.defaultPower
+        let store = AttributeStore(powerState: initialPower)
+        let geocoders = GeocoderSlot(nil)
+        index = Self.indexReloader(configuration: configuration, slot: geocoders, store: store)
+        // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
+        _ = await index.reload(reason: "start")
+        if getenv(IndexLocator.environmentVariable) != nil {
+            logger.notice(
+                "GEOATTRD_INDEX is geoattrctl's variable and the daemon ignores it: set index.path (GEOATTRD_INDEX_PATH, --index)",
+                metadata: ["index": "\(configuration.indexPath)"])
+        }
+        scheduler = Scheduler(
+            configuration: configuration.schedule, fixSource: configuration.fixSource(), staticSource: configuration.staticSource(),
+            geocoders: geocoders, cache: Self.cacheWriter(configuration: configuration, logger: logger), store: store,
+            initialPower: initialPower, logger: Logger(label: "geoattrd"))
+        server = APIServer(
+            listening: Self.listening(configuration: configuration, logger: logger),
+            store: store, scheduler: scheduler, policy: configuration.accessPolicy(),
+            schedule: configuration.schedule, limits: Self.limits(configuration: configuration, logger: logger),
+            registry: registry, logger: Logger(label: "geoattrd.api"))
+        outputs = FileOutputs(
+            envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
+            settings: configuration.outputSettings(), ttl: configuration.schedule.ttl, store: store,
+            logger: Logger(label: "geoattrd.outputs"))
+        notifier = SystemdNotifier()
+        self.store = store
+    }
+
+    /// The services of the group. Signals are trapped here, before any service runs, so that none
+    /// arriving during start-up takes its default action.
+    func services(loader: ConfigurationLoader, logLevel: JournalLogHandler.SharedLevel) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        let (scheduler, store, notifier) = (scheduler, store, notifier)
+        let reload = ConfigurationReload(
+            loader: loader, running: configuration,
+            target: RunningParts(logLevel: logLevel, indexReloader: index, scheduler: scheduler, server: server, outputs: outputs),
+            logger: logger)
+        let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
+            notifier?.reloading()
+            _ = await reload.reload()
+            notifier?.ready(status: SystemdIntegration.statusLine(store))
+        }
+        let stateWatcher = StateFileWatcher(
+            path: configuration.stateFile, defaultState: configuration.defaultPower, logger: Logger(label: "geoattrd.state")
+        ) { state in
+            scheduler.setPowerState(state, origin: "state file")
+        }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: scheduler),
+            .init(service: ListeningAPI(server: server, onListening: announceReady)),
+            // Without output files it has nothing to do and returns at once: not a reason to stop.
+            .init(service: outputs, successTerminationBehavior: .ignore),
+            .init(service: stateWatcher),
+            .init(service: signals),
+        ]
+        if let notifier {
+            services.append(.init(service: SystemdIntegration(notifier: notifier, scheduler: scheduler, store: store, logger: logger)))
+        }
+        // Watched even when missing: the geodata package may be installed after the daemon starts.
+        services.append(.init(service: index, successTerminationBehavior: .ignore))
+        return services
+    }
+
+    /// Ready: the socket listens and the persisted cache is loaded (and served).
+    private func announceReady() {
+        notifier?.ready(status: SystemdIntegration.statusLine(store))
+        logger.info(
+            "geoattrd started",
+            metadata: [
+                "state": "\(store.status.powerState.rawValue)",
+                "gpsd": "\(configuration.gpsdEnabled ? configuration.gpsdEndpoint.description : "disabled")",
+                "state_file": "\(configuration.stateFile)", "state_dir": "\(configuration.stateDirectory)",
+            ])
+    }
+
+    private static func indexReloader(configuration: DaemonConfiguration, slot: GeocoderSlot, store: AttributeStore) -> GeocoderReloader {
+        GeocoderReloader(
+            path: configuration.indexPath, slot: slot, logger: Logger(label: "geoattrd.index"),
+            onSwap: { geocoder in
+                store.updateStatus { status in
+                    status.indexVersion = geocoder?.indexVersion
+                    status.indexProblem = nil
+                    status.degraded.removeAll { $0.hasPrefix("no geocoder index") }
+                }
+            },
+            onRefusal: { problem in store.updateStatus { $0.indexProblem = problem } },
+            load: IndexGeocoder.load)
+    }
+
+    private static func cacheWriter(configuration: DaemonConfiguration, logger: Logger) -> CacheWriter {
+        let cache = CacheFile(directory: configuration.stateDirectory)
+        for removed in cache.removeStaleTemporaryFiles() {
+            logger.notice("removed a temporary cache file left by an interrupted write", metadata: ["path": "\(removed)"])
+        }
+        return CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: Logger(label: "geoattrd"))
+    }
+
+    /// Socket activation: systemd holds the socket (it exists before the daemon starts, so
+    /// sidecars never race it); otherwise the daemon binds its own.
+    private static func listening(configuration: DaemonConfiguration, logger: Logger) -> APIServer.Listening {
+        let passed = ListenFDs.take()
+        guard let socket = passed.first(where: { $0.name == nil || $0.name == "api" || $0.name == "geoattrd.socket" }) ?? passed.first else {
+            return .path(configuration.socketPath, mode: configuration.socketMode)
+        }
+        logger.info("using the socket passed by systemd", metadata: ["fd": "\(socket.fd)", "name": "\(socket.name ?? "-")"])
+        return .descriptor(socket.fd)
+    }
+
+    /// The configured limits, with the connection limit fitted to the descriptors the process may hold.
+    private static func limits(configuration: DaemonConfiguration, logger: Logger) -> ServerLimits {
+        var limits = configuration.limits
+        let descriptors = DescriptorBudget.fit(connections: limits.maximumConnections)
+        if let raised = descriptors.raised {
+            logger.info("descriptor limit raised for api.max_connections", metadata: ["from": "\(raised.from)", "to": "\(raised.to)"])
+        }
+        if descriptors.connections < limits.maximumConnections {
+            logger.warning(
+                "the descriptor limit (\(descriptors.limit)) cannot hold api.max_connections \(limits.maximumConnections): lowered to \(descriptors.connections); more clients get 503 (raise LimitNOFILE=)")
+            limits.maximumConnections = descriptors.connections
+        }
+        return limits
+    }
+}
