@@ -9,19 +9,6 @@ public import ServiceLifecycle
 /// event wins" holds by construction. Nothing polls: the only wake-up is a timer armed for the
 /// next deadline, and none is armed in the background.
 public actor Scheduler: Service {
-    /// What happened to a refresh request. A refused one is never queued.
-    public enum RefreshOutcome: Sendable, Hashable {
-        /// A forced fix started for this request.
-        case started
-        /// A fix was already in flight; the request joins it and costs no token.
-        case joined
-        /// The refresh budget is spent; a token comes back after `retryAfter`.
-        case refused(retryAfter: Duration)
-    }
-
-    /// How an attempt that a caller waited for ended: the new result, or why there is none.
-    public typealias Completion = @Sendable (Result<LocationResult, FixError>) -> Void
-
     private enum Event: Sendable {
         case power(PowerState, origin: String, applied: (@Sendable () -> Void)?)
         case refresh(origin: String, reply: @Sendable (RefreshOutcome) -> Void, completion: Completion?)
@@ -58,7 +45,7 @@ public actor Scheduler: Service {
     private var waiters: [Completion] = []
     private var attemptCounter = 0
     private var timer = WakeTimer()
-    private var lastGeneration: UInt64
+    private var generations = GenerationCounter()
     /// The static location is served only because the receiver failed: keep trying the receiver
     /// (on the backoff schedule) instead of waiting a whole TTL.
     private var servingFallback = false
@@ -97,11 +84,10 @@ public actor Scheduler: Service {
         budget = RefreshBudget(burst: configuration.refreshBurst, refillInterval: configuration.refreshInterval, now: .now)
         policy = PlacePolicy(stationaryDistanceMeters: configuration.stationaryDistanceMeters)
         cacheWriter = cache
-        lastGeneration = 0
 
-        let restored = Self.restore(from: cache?.store, configuration: configuration, logger: logger)
+        let restored = CachedResult.restore(from: cache?.store, configuration: configuration, logger: logger)
         if let restored {
-            lastGeneration = restored.result.generation
+            generations = GenerationCounter(last: restored.result.generation)
             store.publish(restored)
         }
         let budgetLeft = configuration.refreshBurst
@@ -313,20 +299,10 @@ public actor Scheduler: Service {
             source: fix.origin == .static ? .static : .gps,
             updatedAt: .now(),
             indexVersion: place == nil ? nil : geocoder?.indexVersion,
-            generation: nextGeneration()
+            generation: generations.next()
         )
         store.publish(ServedResult(result: result, obtainedAt: .now))
-        // The journal is readable by more people than the socket's exact level: coordinates only
-        // at debug.
-        logger.debug("fix position", metadata: ["lat": "\(fix.latitude)", "lon": "\(fix.longitude)", "generation": "\(result.generation)"])
-        logger.info(
-            "fix accepted",
-            metadata: [
-                "mode": "\(fix.mode.rawValue)",
-                "error_m": "\(fix.horizontalErrorMeters.map { "\($0)" } ?? "unknown")",
-                "time_to_fix_ms": "\(Int(fix.timeToFixMilliseconds ?? 0))", "source": "\(result.source.rawValue)",
-                "place": "\(decision.rawValue)", "generation": "\(result.generation)",
-            ])
+        Self.logAccepted(fix, result: result, decision: decision, logger: logger)
         cacheWriter?.submit(result)
         return result
     }
@@ -338,16 +314,6 @@ public actor Scheduler: Service {
         logger.notice("no GPS result to serve: serving the configured static location")
         publish(staticSource.makeFix())
         servingFallback = true
-    }
-
-    /// Grows with every change and stays unique across restarts, even without a cache: it is
-    /// at least the wall clock in milliseconds.
-    private func nextGeneration() -> UInt64 {
-        // Saturating: a restored generation is checked against the clock, but neither it nor the
-        // clock may ever make this trap.
-        let next = lastGeneration.addingReportingOverflow(1)
-        lastGeneration = max(next.overflow ? .max : next.partialValue, UTCTimestamp.now().generationMilliseconds())
-        return lastGeneration
     }
 
     private func completeWaiters(_ result: Result<LocationResult, FixError>) {
@@ -427,40 +393,5 @@ public actor Scheduler: Service {
                 events.yield(.wake(sleeper: id))
             }
         }
-    }
-
-    // MARK: Start-up
-
-    /// The persisted result, served at once if younger than `expireAfter`.
-    static func restore(from cache: (any CacheStore)?, configuration: ScheduleConfiguration, logger: Logger) -> ServedResult? {
-        guard let cache else { return nil }
-        let stored: LocationResult?
-        do {
-            stored = try cache.load()
-        } catch {
-            logger.error("\(error); a new one is written at the next fix")
-            return nil
-        }
-        guard var result = stored else {
-            logger.info("no cached result yet")
-            return nil
-        }
-        let wallAge = UTCTimestamp.now().seconds - result.updatedAt.seconds
-        // A cache from the future means the clock was stepped back: its age is unknown, so it
-        // is served but refreshed at once, as if exactly one TTL old.
-        let age: Duration = wallAge >= 0 ? .seconds(wallAge) : configuration.ttl
-        guard age < configuration.expireAfter else {
-            logger.notice("cached result too old to serve", metadata: ["age_s": "\(wallAge)"])
-            return nil
-        }
-        result.source = .cache
-        logger.info(
-            "serving the cached result",
-            metadata: [
-                "age_s": "\(age.components.seconds)", "stale": "\(age >= configuration.ttl)",
-                "generation": "\(result.generation)",
-            ])
-        logger.debug("cached position", metadata: ["lat": "\(result.fix.latitude)", "lon": "\(result.fix.longitude)"])
-        return ServedResult(result: result, obtainedAt: .now - age)
     }
 }
