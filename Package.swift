@@ -18,6 +18,7 @@ let package = Package(
         // No traits: the default JSON trait and the YAML trait (Yams) bring full Foundation and ICU.
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // The geo.* names are behind the Experimental trait, which wants the minor version pinned.
@@ -92,6 +93,7 @@ let package = Package(
                 "GeoAttrModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The index as the core's Geocoding, opened, validated and swapped when its file changes.

@@ -1,6 +1,5 @@
-#if canImport(Glibc)
 import Glibc
-#endif
+import SystemPackage
 
 /// Whole-file reads and crash-safe replacement with plain system calls, safe in directories
 /// that someone else can write to: no path is followed through a symbolic link, nothing but a
@@ -31,28 +30,35 @@ package enum FileBytes {
     /// symbolic link is refused rather than followed, and a FIFO planted at the path cannot
     /// block the caller in `open` or `read`.
     package static func read(_ path: String, limit: Int) throws(ReadError) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        if fd < 0 {
-            switch errno {
-            case ENOENT: return nil
-            case ELOOP: throw .notRegular(kind: "a symbolic link")
-            default: throw .system(errorText())
-            }
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+        } catch let error as Errno where error == .noSuchFileOrDirectory {
+            return nil
+        } catch let error as Errno where error == .tooManySymbolicLinkLevels {
+            throw .notRegular(kind: "a symbolic link")
+        } catch {
+            throw .system("\(error)")
         }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw .system(errorText()) }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegular(kind: kind(of: status.st_mode)) }
+        defer { try? file.close() }
+        let status: Stat
+        do {
+            status = try file.stat()
+        } catch {
+            throw .system("\(error)")
+        }
+        guard status.type == .regular else { throw .notRegular(kind: kind(of: UInt32(status.mode.rawValue))) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .system(errorText())
+            let count: Int
+            do {
+                count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+            } catch {
+                throw .system("\(error)")
             }
-            if n == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<n])
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
             if bytes.count > limit { throw .tooLarge }
         }
     }
@@ -94,8 +100,8 @@ package enum FileBytes {
             if fd < 0, errno != EEXIST { break }
         }
         guard fd >= 0 else { throw WriteError(reason: "creating a temporary file in \(directory): \(errorText())") }
-        func fail(_ step: String, closing: Bool = true) -> WriteError {
-            let reason = errorText()
+        func fail(_ step: String, closing: Bool = true, reason given: String? = nil) -> WriteError {
+            let reason = given ?? errorText()
             if closing { close(fd) }
             unlinkat(directoryFD, temporary, 0)
             return WriteError(reason: "\(step) \(directory)/\(temporary): \(reason)")
@@ -105,14 +111,10 @@ package enum FileBytes {
             throw fail("setting group \(group) on")
         }
         guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("setting the mode of") }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw fail("writing")
-            }
-            offset += written
+        do {
+            _ = try FileDescriptor(rawValue: fd).writeAll(bytes)
+        } catch {
+            throw fail("writing", reason: "\(error)")
         }
         guard fsync(fd) == 0 else { throw fail("fsync of") }
         guard close(fd) == 0 else { throw fail("closing", closing: false) }
@@ -171,9 +173,9 @@ package enum FileBytes {
 
     /// The directory (`.` for a bare name) and the last component.
     package static func split(_ path: String) -> (directory: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = String(path[..<slash])
-        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+        let filePath = FilePath(path)
+        let directory = filePath.removingLastComponent().string
+        return (directory.isEmpty ? "." : directory, filePath.lastComponent?.string ?? "")
     }
 
     package static func errorText(_ code: Int32 = errno) -> String {

@@ -144,6 +144,9 @@ package struct AreaLayer: Sendable {
             borderBound: max(borderBound, 0), distanceLimit: distanceLimit, accept: accept)
     }
 
+    // hot loop: one pass over a leaf's rings decodes each vertex, tests the point against its
+    // edge and keeps the nearest edge, every running value in registers. It stays one function:
+    // split per ring or per vertex, it would add calls on the path of every lookup near a border.
     private func scanLeaf(
         offset: Int, px: Double, py: Double, steps: Int, scaleX: Double, scaleY: Double, borderBound: Double,
         distanceLimit: Double, accept: (UInt32) -> Bool

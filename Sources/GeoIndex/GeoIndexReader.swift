@@ -44,36 +44,7 @@ public final class GeoIndexReader: Sendable {
     public init(path: String, coastToleranceMeters: Double = 1_000) throws(GeoIndexError) {
         let file = try MappedFile(path: path)
         let bytes = file.bytes
-        guard let magic = bytes.slice(0, IndexFormat.magic.count),
-            Array(magic.rawBuffer) == IndexFormat.magic
-        else { throw .notAnIndex(path: path) }
-        guard let version = bytes.u32(IndexFormat.Header.version),
-            let sectionCount = bytes.u32(IndexFormat.Header.sectionCount),
-            let declaredSize = bytes.u64(IndexFormat.Header.fileSize),
-            let headerChecksum = bytes.u64(IndexFormat.Header.headerChecksum),
-            let contentChecksum = bytes.u64(IndexFormat.Header.contentChecksum)
-        else { throw .notAnIndex(path: path) }
-        guard version >= IndexFormat.oldestReadableVersion, version <= IndexFormat.version else {
-            throw .unsupportedVersion(path: path, found: version, supported: IndexFormat.version)
-        }
-        guard declaredSize == UInt64(bytes.count) else {
-            throw .truncated(path: path, expectedSize: declaredSize, actualSize: UInt64(bytes.count))
-        }
-        guard sectionCount <= 64 else { throw .corrupt(path: path, detail: "section count \(sectionCount) is out of range") }
-        let directoryEnd = IndexFormat.headerSize + Int(sectionCount) * IndexFormat.directoryEntrySize
-        guard directoryEnd <= bytes.count else { throw .corrupt(path: path, detail: "section directory runs past the end") }
-        guard Self.headerChecksum(bytes, directoryEnd: directoryEnd) == headerChecksum else {
-            throw .checksumMismatch(path: path, part: "header")
-        }
-        var sections: [UInt32: ByteView] = [:]
-        for index in 0..<Int(sectionCount) {
-            let entry = IndexFormat.headerSize + index * IndexFormat.directoryEntrySize
-            guard let tag = bytes.u32(entry), let offset = bytes.u64(entry + 8), let length = bytes.u64(entry + 16),
-                offset >= UInt64(directoryEnd), offset <= UInt64(bytes.count), length <= UInt64(bytes.count) - offset,
-                let view = bytes.slice(Int(offset), Int(length))
-            else { throw .corrupt(path: path, detail: "section \(index) lies outside the file") }
-            sections[tag] = view
-        }
+        let (version, contentChecksum, sections) = try Self.sections(of: bytes, path: path)
         func section(_ tag: IndexFormat.Section) throws(GeoIndexError) -> ByteView {
             guard let view = sections[tag.rawValue] else {
                 throw .corrupt(path: path, detail: "required section \(tag) is missing")
@@ -122,6 +93,44 @@ public final class GeoIndexReader: Sendable {
                 ?? PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSizeWithoutRegion)
         }
         postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
+    }
+
+    /// The header, checked (magic, version, size, checksum), and the section directory, each
+    /// section bounds-checked against the file.
+    private static func sections(
+        of bytes: ByteView, path: String
+    ) throws(GeoIndexError) -> (version: UInt32, contentChecksum: UInt64, sections: [UInt32: ByteView]) {
+        guard let magic = bytes.slice(0, IndexFormat.magic.count),
+            Array(magic.rawBuffer) == IndexFormat.magic
+        else { throw .notAnIndex(path: path) }
+        guard let version = bytes.u32(IndexFormat.Header.version),
+            let sectionCount = bytes.u32(IndexFormat.Header.sectionCount),
+            let declaredSize = bytes.u64(IndexFormat.Header.fileSize),
+            let headerChecksum = bytes.u64(IndexFormat.Header.headerChecksum),
+            let contentChecksum = bytes.u64(IndexFormat.Header.contentChecksum)
+        else { throw .notAnIndex(path: path) }
+        guard version >= IndexFormat.oldestReadableVersion, version <= IndexFormat.version else {
+            throw .unsupportedVersion(path: path, found: version, supported: IndexFormat.version)
+        }
+        guard declaredSize == UInt64(bytes.count) else {
+            throw .truncated(path: path, expectedSize: declaredSize, actualSize: UInt64(bytes.count))
+        }
+        guard sectionCount <= 64 else { throw .corrupt(path: path, detail: "section count \(sectionCount) is out of range") }
+        let directoryEnd = IndexFormat.headerSize + Int(sectionCount) * IndexFormat.directoryEntrySize
+        guard directoryEnd <= bytes.count else { throw .corrupt(path: path, detail: "section directory runs past the end") }
+        guard Self.headerChecksum(bytes, directoryEnd: directoryEnd) == headerChecksum else {
+            throw .checksumMismatch(path: path, part: "header")
+        }
+        var sections: [UInt32: ByteView] = [:]
+        for index in 0..<Int(sectionCount) {
+            let entry = IndexFormat.headerSize + index * IndexFormat.directoryEntrySize
+            guard let tag = bytes.u32(entry), let offset = bytes.u64(entry + 8), let length = bytes.u64(entry + 16),
+                offset >= UInt64(directoryEnd), offset <= UInt64(bytes.count), length <= UInt64(bytes.count) - offset,
+                let view = bytes.slice(Int(offset), Int(length))
+            else { throw .corrupt(path: path, detail: "section \(index) lies outside the file") }
+            sections[tag] = view
+        }
+        return (version, contentChecksum, sections)
     }
 
     /// Checksum of the header (its own field zeroed; the content checksum is covered) and the

@@ -238,28 +238,6 @@ private struct BuildState {
         guard strings.data.count < 1 << 24 else { throw .limitExceeded("string table over 16 MiB") }
         var writer = IndexWriter()
 
-        var countryTable = ByteWriter()
-        countryTable.u32(UInt32(countryCodes.count))
-        for (index, code) in countryCodes.enumerated() {
-            countryTable.bytes(Array(code.utf8))
-            let continent = continents[code].map { Array($0.utf8) } ?? [0, 0]
-            countryTable.bytes(continent.count == 2 ? continent : [0, 0])
-            let postal = postalCutoff[UInt16(index)]
-            countryTable.u16(postal.map { UInt16(min(max(($0.cutoff / 100).rounded(), 1), 65535)) } ?? 0)
-            countryTable.u16(postal.map { UInt16(min(max(($0.spacing / 100).rounded(), 1), 65535)) } ?? 0)
-        }
-        var zoneTable = ByteWriter()
-        zoneTable.u32(UInt32(zones.count))
-        for zone in zones {
-            zoneTable.u16(zone.country)
-            zoneTable.u16(zone.alternative)
-        }
-        var neTable = ByteWriter()
-        neTable.u32(UInt32(neRegions.count))
-        for entry in neRegions {
-            neTable.u16(entry.country)
-            neTable.u16(entry.region)
-        }
         // The land layer needs a fixed reach for the coast tolerance; the border layers only need
         // a margin proportional to the cell (their edge distance is a lower bound beyond it).
         var land = AreaLayerBuilder(
@@ -297,9 +275,9 @@ private struct BuildState {
         }
 
         writer.add(.metadata, metadata(sources: try sources.map { (p: String) throws(BuildError) in try FileIO.readTerminated(p) }))
-        writer.add(.countries, countryTable.data)
-        writer.add(.zones, zoneTable.data)
-        writer.add(.neRegions, neTable.data)
+        writer.add(.countries, countryTable())
+        writer.add(.zones, zoneTable())
+        writer.add(.neRegions, naturalEarthRegionTable())
         writer.add(.regions, regionTable.data)
         writer.add(.landLayer, land.section())
         writer.add(.countryLayer, countryLayer.section())
@@ -327,6 +305,43 @@ private struct BuildState {
         }
         writer.add(.strings, strings.data)
         return writer.serialise()
+    }
+
+    /// Each country: its code, continent and postal cutoff and spacing (in 100 m).
+    private func countryTable() -> [UInt8] {
+        var countryTable = ByteWriter()
+        countryTable.u32(UInt32(countryCodes.count))
+        for (index, code) in countryCodes.enumerated() {
+            countryTable.bytes(Array(code.utf8))
+            let continent = continents[code].map { Array($0.utf8) } ?? [0, 0]
+            countryTable.bytes(continent.count == 2 ? continent : [0, 0])
+            let postal = postalCutoff[UInt16(index)]
+            countryTable.u16(postal.map { UInt16(min(max(($0.cutoff / 100).rounded(), 1), 65535)) } ?? 0)
+            countryTable.u16(postal.map { UInt16(min(max(($0.spacing / 100).rounded(), 1), 65535)) } ?? 0)
+        }
+        return countryTable.data
+    }
+
+    /// Each time-zone area: its country and the alternative one.
+    private func zoneTable() -> [UInt8] {
+        var zoneTable = ByteWriter()
+        zoneTable.u32(UInt32(zones.count))
+        for zone in zones {
+            zoneTable.u16(zone.country)
+            zoneTable.u16(zone.alternative)
+        }
+        return zoneTable.data
+    }
+
+    /// Each Natural Earth region: its country and its ISO 3166-2 region.
+    private func naturalEarthRegionTable() -> [UInt8] {
+        var neTable = ByteWriter()
+        neTable.u32(UInt32(neRegions.count))
+        for entry in neRegions {
+            neTable.u16(entry.country)
+            neTable.u16(entry.region)
+        }
+        return neTable.data
     }
 
     func metadata(sources: [UInt8]?) -> [UInt8] {

@@ -14,7 +14,10 @@ public enum PlaceJSON {
 
     /// Same, echoing the coordinates as the caller wrote them (already valid JSON numbers):
     /// `lookup --batch` saves formatting two doubles per line.
-    static func append(_ place: GeoPlace, latitudeText: ArraySlice<UInt8>, longitudeText: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    static func append(
+        _ place: GeoPlace, latitudeText: Slice<UnsafeBufferPointer<UInt8>>, longitudeText: Slice<UnsafeBufferPointer<UInt8>>,
+        to out: inout [UInt8]
+    ) {
         out.append(contentsOf: #"{"lat":"#.utf8)
         out.append(contentsOf: latitudeText)
         out.append(contentsOf: #","lon":"#.utf8)
@@ -23,7 +26,7 @@ public enum PlaceJSON {
     }
 
     /// True when `text` is a number in JSON's grammar (no '+', no leading zeros, digits around '.').
-    static func isJSONNumber(_ text: ArraySlice<UInt8>) -> Bool {
+    static func isJSONNumber<Text: Collection<UInt8>>(_ text: Text) -> Bool where Text.Index == Int {
         var i = text.startIndex
         func digits() -> Int {
             let start = i

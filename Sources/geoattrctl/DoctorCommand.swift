@@ -126,14 +126,21 @@ struct DoctorCommand: AsyncParsableCommand {
     /// alone; the state file a regular file geoattrd:geoattr-state 0660, written in place by the
     /// device supervisors. Examined with lstat: nothing is followed.
     private func runtimeLayoutFindings() -> [Finding] {
-        let shipped = "systemd-tmpfiles --create geoattrd.conf (as root)"
         let socket = FileStatus(path: options.socket)
         // The clients' group: the socket's, or the shipped one when there is no socket to ask.
         let clientGroup = socket.status?.st_gid ?? AccountNames.gid(named: "geoattr")
         // The daemon's user: the socket's owner, or the shipped one.
         let daemonUser = socket.status?.st_uid ?? AccountNames.uid(named: "geoattrd")
-        var findings: [Finding] = []
+        return runtimeDirectoryFindings(clientGroup: clientGroup, daemonUser: daemonUser)
+            + stateFileFindings(clientGroup: clientGroup, daemonUser: daemonUser)
+    }
 
+    private static let shippedLayout = "systemd-tmpfiles --create geoattrd.conf (as root)"
+
+    /// The socket's directory: written by the daemon alone.
+    private func runtimeDirectoryFindings(clientGroup: UInt32?, daemonUser: UInt32?) -> [Finding] {
+        let shipped = Self.shippedLayout
+        var findings: [Finding] = []
         let directory = FileBytes.split(options.socket).directory
         let inRunDirectory = directory == "/run/geoattrd"
         let dirFix = { (local: String) in inRunDirectory ? "\(shipped): geoattrd:geoattrd 0755" : local }
@@ -177,7 +184,13 @@ struct DoctorCommand: AsyncParsableCommand {
                 level: .warning, check: "runtime dir", detail: "cannot examine \(directory): \(dir.error)",
                 fix: inRunDirectory ? "\(shipped) creates it" : "pass --socket with the daemon's socket path"))
         }
+        return findings
+    }
 
+    /// The state file: a regular file, written in place by the device's supervisors.
+    private func stateFileFindings(clientGroup: UInt32?, daemonUser: UInt32?) -> [Finding] {
+        let shipped = Self.shippedLayout
+        var findings: [Finding] = []
         let inPlace = "systemd-tmpfiles --create geoattrd.conf (as root) makes it geoattrd:geoattr-state 0660; supervisors in group geoattr-state (usermod -aG geoattr-state USER) write it in place"
         let state = FileStatus(path: stateFile)
         guard let status = state.status else {

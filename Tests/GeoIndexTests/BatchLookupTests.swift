@@ -37,7 +37,7 @@ import Testing
     /// of 1 to `maximumPiece` bytes, so rounds see partial lines and whatever happens to be ready.
     static func runBatch(
         _ reader: GeoIndexReader, inputPath: String, outputPath: String, jobs: Int = 1, blockBytes: Int = 1 << 20,
-        maximumPiece: Int = 0, seed: UInt64 = 0, lineByLine: Bool = false
+        maximumPiece: Int = 0, seed: UInt64 = 0
     ) throws -> (Int, [UInt8]) {
         let inputFD = maximumPiece > 0 ? try writeThroughPipe(try Fixture.readBytes(inputPath), maximumPiece: maximumPiece, seed: seed) : open(inputPath, O_RDONLY)
         let outputFD = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
@@ -46,10 +46,26 @@ import Testing
             close(inputFD)
             close(outputFD)
         }
-        let answered = try BatchLookup(
-            reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes, lineByLine: lineByLine
-        ).run()
+        let answered = try BatchLookup(reader: reader, input: inputFD, output: outputFD, jobs: jobs, blockBytes: blockBytes).run()
         return (answered, try Fixture.readBytes(outputPath))
+    }
+
+    /// The reference for what the rounds must write: the whole file at once, each line parsed and
+    /// answered on its own, in input order, on one thread.
+    static func lineByLine(_ reader: GeoIndexReader, inputPath: String) throws -> (Int, [UInt8]) {
+        let bytes = try Fixture.readBytes(inputPath)
+        var out: [UInt8] = []
+        var lines = 0
+        bytes.withUnsafeBufferPointer { buffer in
+            var start = 0
+            while start < buffer.count {
+                let end = buffer[start...].firstIndex(of: 0x0A) ?? buffer.count
+                lines += 1
+                BatchLookup.answer(ParsedLine(buffer, line: start..<end), in: buffer, lineNumber: lines, reader: reader, into: &out)
+                start = end + 1
+            }
+        }
+        return (lines, out)
     }
 
     /// The read end of a pipe into which a thread writes `bytes` in random pieces, then closes it.
@@ -109,7 +125,7 @@ import Testing
         let reader = try GeoIndexReader(path: built.index)
         let inputPath = built.directory + "/batch-in.txt"
         try Fixture.write(Self.mixedInput(lines: lines).text, to: inputPath)
-        let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/serial.txt", lineByLine: true)
+        let serial = try Self.lineByLine(reader, inputPath: inputPath)
         #expect(serial.0 == lines)
         let parallel = try Self.runBatch(
             reader, inputPath: inputPath, outputPath: built.directory + "/parallel.txt", jobs: jobs, blockBytes: blockBytes,
@@ -126,7 +142,7 @@ import Testing
         for (index, text) in inputs.enumerated() {
             let inputPath = built.directory + "/edge-\(index).txt"
             try Fixture.write(text, to: inputPath)
-            let serial = try Self.runBatch(reader, inputPath: inputPath, outputPath: built.directory + "/edge-serial.txt", lineByLine: true)
+            let serial = try Self.lineByLine(reader, inputPath: inputPath)
             #expect(serial.0 == text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).count - (text.hasSuffix("\n") || text.isEmpty ? 1 : 0))
             for (jobs, maximumPiece) in [(1, 0), (2, 0), (2, 5), (3, 4096)] {
                 let got = try Self.runBatch(
@@ -143,14 +159,14 @@ import Testing
         let lines = BatchLookup.lineRanges(in: text)
         #expect(lines.count == 6)
         for blocks in [1, 2, 6] {
-            #expect(BatchLookup.spatialOrder(of: text, lines: lines, blocks: blocks) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
+            #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(text), lines: lines, blocks: blocks)) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
         }
         // A track (most lines next to the one before) keeps its order, though Z-order would not.
         let track = Array("0.001,0.001\n0.0011,0.0011\n-0.001,-0.001\n-0.0011,-0.0011\n".utf8)[...]
         let trackLines = BatchLookup.lineRanges(in: track)
-        #expect(BatchLookup.spatialOrder(of: track, lines: trackLines, blocks: 2) == [0, 1, 2, 3])
+        #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(track), lines: trackLines, blocks: 2)) == [0, 1, 2, 3])
         let shuffled = Array("0.001,0.001\n-0.001,-0.001\n0.0011,0.0011\n-0.0011,-0.0011\n".utf8)[...]
-        #expect(BatchLookup.spatialOrder(of: shuffled, lines: BatchLookup.lineRanges(in: shuffled), blocks: 2) == [1, 3, 0, 2])
+        #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(shuffled), lines: BatchLookup.lineRanges(in: shuffled), blocks: 2)) == [1, 3, 0, 2])
         #expect(BatchLookup.zOrder(latitude: -90, longitude: -180) == 0)
         #expect(BatchLookup.zOrder(latitude: 90, longitude: 180) == UInt32.max)
     }

