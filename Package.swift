@@ -137,11 +137,13 @@ let package = Package(
                 .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
             ]
         ),
-        // The client library for Swift processes: attributes(), watch(), over the socket.
+        // The client library for Swift processes: attributes(), watch(), and a follower whose snapshot
+        // feeds swift-log metadata. Knows the socket's HTTP API and the model; nothing of the daemon.
         .target(
             name: "GeoAttrClient",
             dependencies: [
                 "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -267,7 +269,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrdTests",
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel"]
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "GeoIndexTests",

@@ -22,6 +22,13 @@ public final class RecordedLog: Sendable {
         return logger
     }
 
+    /// A logger at trace level whose lines, with what `metadataProvider` adds, are kept here.
+    public func logger(metadataProvider: Logger.MetadataProvider) -> Logger {
+        var logger = Logger(label: "test") { _ in RecordingLogHandler(log: self, metadataProvider: metadataProvider) }
+        logger.logLevel = .trace
+        return logger
+    }
+
     /// Every line so far, in the order logged.
     public var lines: [Line] { storage.withLock { $0 } }
 
@@ -37,6 +44,7 @@ public final class RecordedLog: Sendable {
 
 private struct RecordingLogHandler: LogHandler {
     let log: RecordedLog
+    var metadataProvider: Logger.MetadataProvider?
     var metadata: Logger.Metadata = [:]
     var logLevel: Logger.Level = .trace
 
@@ -46,7 +54,8 @@ private struct RecordingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let provided = metadataProvider?.get() ?? [:]
+        let merged = provided.merging(metadata) { _, new in new }.merging(event.metadata ?? [:]) { _, new in new }
         log.append(
             RecordedLog.Line(
                 level: event.level, message: "\(event.message)", metadata: merged.mapValues { "\($0)" }))
