@@ -265,7 +265,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrCtlTests",
-            dependencies: ["TestSupport"]
+            dependencies: ["TestSupport", "GeoAttrModel", "GeoIndex"]
         ),
         .testTarget(
             name: "GeoAttrdTests",

@@ -14,7 +14,9 @@
 #   (everything else goes to stderr).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-version=${VERSION:-0.2.0}
+# The release --version prints (ProductVersion.number).
+version=${VERSION:-$(sed -n 's/^ *public static let number = "\([0-9.]*\)"$/\1/p' Sources/GeoAttrModel/ProductVersion.swift)}
+[ -n "$version" ] || { echo "make-deb: no ProductVersion.number in Sources/GeoAttrModel/ProductVersion.swift" >&2; exit 1; }
 out=${1:-dist}
 arch=$(dpkg --print-architecture)
 scratch=.build-package

@@ -4,6 +4,10 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Why a request to geoattrd failed.
 public enum GeoAttrClientError: Error, Sendable, CustomStringConvertible {
     /// The socket could not be opened (daemon not running, wrong path, no permission).
@@ -222,7 +226,7 @@ public struct GeoAttrClient: Sendable {
 
     private func classify(_ error: any Error) -> GeoAttrClientError {
         if let io = error as? IOError {
-            return .unreachable(socketPath: socketPath, reason: io.description)
+            return .unreachable(socketPath: socketPath, reason: String(cString: strerror(io.errnoCode)))
         }
         if error is ChannelError || error is SocketAddressError {
             return .unreachable(socketPath: socketPath, reason: "\(error)")

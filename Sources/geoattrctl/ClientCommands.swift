@@ -28,6 +28,11 @@ enum ClientFailure {
     }
 }
 
+/// The forms of `get`'s document, as the API's `format` parameter names them.
+enum AttributesFormat: String, CaseIterable, ExpressibleByArgument {
+    case json, otel, env, prometheus
+}
+
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
@@ -35,24 +40,18 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             Formats: json (the API's document), otel (OTEL_RESOURCE_ATTRIBUTES syntax), env
             (GEO_*="..." lines for a shell or systemd EnvironmentFile=), prometheus (an info metric).
-            Exit codes: 0 printed; 69 daemon unreachable; 75 no location yet; 77 not permitted;
+            Exit codes: 0 printed; 64 invalid arguments; 69 daemon unreachable; 75 no location yet; 77 not permitted;
             76 unexpected answer.
             """)
 
     @OptionGroup var options: ClientOptions
 
-    @Option(help: "json, otel, env or prometheus.")
-    var format: String = "json"
-
-    func validate() throws {
-        guard ["json", "otel", "env", "prometheus"].contains(format) else {
-            throw ValidationError("--format must be json, otel, env or prometheus")
-        }
-    }
+    @Option(help: "The document's form.")
+    var format: AttributesFormat = .json
 
     func run() async throws {
         do {
-            let response = try await options.client.attributes(format: format)
+            let response = try await options.client.attributes(format: format.rawValue)
             StandardStreams.writeRaw(response.body)
         } catch {
             throw ClientFailure.exit(error)
@@ -62,7 +61,8 @@ struct GetCommand: AsyncParsableCommand {
 
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Print the daemon's status as JSON (state, last attempt, next fix, budget, gpsd, index).")
+        commandName: "status", abstract: "Print the daemon's status as JSON (state, last attempt, next fix, budget, gpsd, index).",
+        discussion: "Exit codes: 0 printed; 69 daemon unreachable; 77 not permitted; 76 unexpected answer.")
 
     @OptionGroup var options: ClientOptions
 
@@ -78,7 +78,8 @@ struct StatusCommand: AsyncParsableCommand {
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Print the attributes as one JSON line now and one per change, until the daemon stops.")
+        abstract: "Print the attributes as one JSON line now and one per change, until the daemon stops.",
+        discussion: "Exit codes: 0 the daemon ended the stream; 69 daemon unreachable; 75 no location yet; 77 not permitted; 76 unexpected answer.")
 
     @OptionGroup var options: ClientOptions
 
@@ -99,7 +100,7 @@ struct RefreshCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "refresh",
         abstract: "Force a fix now (like SIGUSR1), within the refresh budget.",
-        discussion: "Exit codes: 0 started, joined or (with --wait) done; 75 budget spent or the fix failed; 77 not permitted; 69 daemon unreachable.")
+        discussion: "Exit codes: 0 started, joined or (with --wait) done; 64 invalid arguments; 69 daemon unreachable; 75 budget spent or the fix failed; 77 not permitted; 76 unexpected answer.")
 
     @OptionGroup var options: ClientOptions
 
@@ -122,7 +123,8 @@ struct RefreshCommand: AsyncParsableCommand {
 
 struct StateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "state", abstract: "Put the daemon in the foreground or the background (like the state file).")
+        commandName: "state", abstract: "Put the daemon in the foreground or the background (like the state file).",
+        discussion: "Exit codes: 0 applied; 64 invalid arguments; 69 daemon unreachable; 77 not permitted; 76 unexpected answer.")
 
     @OptionGroup var options: ClientOptions
 

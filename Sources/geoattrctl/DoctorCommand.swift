@@ -15,7 +15,7 @@ struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check gpsd, the receiver, the clock, the daemon, its socket and runtime directory, and the state file; print each finding with its fix.",
-        discussion: "Exit codes: 0 nothing failed (warnings possible); 1 at least one check failed.")
+        discussion: "Exit codes: 0 nothing failed (warnings possible); 1 at least one check failed; 64 invalid arguments.")
 
     @OptionGroup var options: ClientOptions
 

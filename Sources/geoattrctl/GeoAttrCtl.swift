@@ -1,4 +1,6 @@
 import ArgumentParser
+import GeoAttrModel
+import GeoIndex
 
 @main
 struct GeoAttrCtl: AsyncParsableCommand {
@@ -16,6 +18,7 @@ struct GeoAttrCtl: AsyncParsableCommand {
               76  unexpected answer from the daemon
               77  not permitted (the daemon's access rules)
             """,
+        version: "\(ProductVersion.number) (index format \(IndexFormat.version))",
         subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, DoctorCommand.self, FixCommand.self, LookupCommand.self, IndexCommand.self]
     )
 }

@@ -22,7 +22,9 @@ struct IndexCommand: ParsableCommand {
 }
 
 struct IndexBuild: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "build", abstract: "Build an index file from the fetched sources.")
+    static let configuration = CommandConfiguration(
+        commandName: "build", abstract: "Build an index file from the fetched sources.",
+        discussion: "Exit codes: 0 built; 1 a source is missing or invalid, or the index cannot be written; 64 invalid arguments.")
 
     @Option(help: "Output index file.") var out: String
     @Option(help: "Directory written by scripts/fetch-geodata.sh.") var data: String = "cache/geodata/out"
@@ -59,7 +61,9 @@ struct IndexBuild: ParsableCommand {
 }
 
 struct IndexInfo: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "info", abstract: "Print an index's version, sources, build date, counts and size.")
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Print an index's version, sources, build date, counts and size.",
+        discussion: "Exit codes: 0 printed, checksums verified; 1 the index is missing, unreadable, of another format or corrupt; 64 invalid arguments.")
 
     @Argument(help: "Index file (default: the located index).") var file: String?
 
@@ -85,24 +89,36 @@ struct LookupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookup",
         abstract: "Look up one point, or `lat,lon` lines from stdin with --batch (one JSON object per line, in order).",
-        discussion: "Without --index: $GEOATTRD_INDEX, then \(IndexLocator.setupIndex), then \(IndexLocator.installedIndex).")
+        discussion: """
+            Without --index: $GEOATTRD_INDEX, then \(IndexLocator.setupIndex), then \(IndexLocator.installedIndex).
+            Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and
+            the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or
+            the output cannot be written; 2 the point is out of range (an error object is printed);
+            64 invalid arguments.
+            """)
 
     // Taken as raw strings so negative coordinates are not mistaken for options.
-    @Argument(parsing: .allUnrecognized, help: "LAT LON in decimal degrees.") var coordinates: [String] = []
+    @Argument(parsing: .allUnrecognized, help: "LAT LON or LAT,LON in decimal degrees.") var coordinates: [String] = []
     @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
     @Option(help: "Index file.") var index: String?
     @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
     @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may use, cgroup quota and affinity included, at most 16).")
     var jobs: Int?
 
-    var latitude: Double? { coordinates.count == 2 ? Double(coordinates[0]) : nil }
-    var longitude: Double? { coordinates.count == 2 ? Double(coordinates[1]) : nil }
+    /// `LAT LON`, or `LAT,LON` as `--batch` reads it (spaces allowed around either number).
+    var point: (latitude: Double, longitude: Double)? {
+        let fields = coordinates.count == 1 ? coordinates[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init) : coordinates
+        guard fields.count == 2, let latitude = Double(fields[0].trimmingSpaces), let longitude = Double(fields[1].trimmingSpaces) else {
+            return nil
+        }
+        return (latitude, longitude)
+    }
 
     func validate() throws {
         if batch && !coordinates.isEmpty { throw ValidationError("--batch reads stdin; do not also give LAT LON") }
         if let jobs, !batch || jobs < 1 || jobs > 64 { throw ValidationError("--jobs takes 1 to 64, with --batch") }
-        if !batch && (latitude == nil || longitude == nil) {
-            throw ValidationError("give LAT LON in decimal degrees (e.g. lookup 49.61 6.13), or --batch to read lines from stdin")
+        if !batch && point == nil {
+            throw ValidationError("give LAT LON or LAT,LON in decimal degrees (e.g. lookup 49.61 6.13), or --batch to read lines from stdin")
         }
     }
 
@@ -112,7 +128,7 @@ struct LookupCommand: ParsableCommand {
             try BatchLookup(reader: reader, jobs: jobs ?? DefaultBatchJobs.count).run()
             return
         }
-        guard let latitude, let longitude else { return }
+        guard let (latitude, longitude) = point else { return }
         guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
             var out: [UInt8] = []
             PlaceJSON.appendError(
@@ -122,5 +138,16 @@ struct LookupCommand: ParsableCommand {
             throw ExitCode(2)
         }
         print(PlaceJSON.render(reader.place(latitude: latitude, longitude: longitude), latitude: latitude, longitude: longitude))
+    }
+}
+
+extension StringProtocol {
+    /// Without the spaces and tabs around it.
+    fileprivate var trimmingSpaces: SubSequence {
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import GeoAttrDaemonConfig
+import GeoAttrModel
+import GeoIndex
 import GeoAttrSystemd
 import Logging
 import Metrics
@@ -25,7 +27,8 @@ struct GeoAttrd: AsyncParsableCommand {
 
             Exit codes: 0 stopped cleanly; 64 invalid arguments; 78 invalid configuration (one line
             on stderr names the key); 1 any other failure.
-            """
+            """,
+        version: "\(ProductVersion.number) (index format \(IndexFormat.version))"
     )
 
     @Option(help: "The YAML configuration file (default /etc/geoattrd/geoattrd.yaml, read if present).")
