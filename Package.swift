@@ -293,7 +293,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrServerTests",
-            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex"]
+            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -78,20 +78,22 @@ public enum AttributeRenderer {
     }
 
     /// `GEO_COUNTRY_ISO_CODE="US"` lines: double-quoted with `\`, `"`, `$` and backquote
-    /// escaped, which both a POSIX shell and systemd's EnvironmentFile= read back unchanged.
-    /// Control characters (never in these attributes) are dropped.
+    /// escaped, which bash, dash and systemd's EnvironmentFile= read back unchanged. Escaping
+    /// goes scalar by scalar: a quote followed by a combining mark is still a quote to a shell.
+    /// Control characters (U+0000 to U+001F and U+007F) cannot be carried through an environment
+    /// and are removed.
     public static func env(_ attributes: [String: AttributeValue]) -> String {
         attributes.sorted { $0.key < $1.key }.map { key, value in
             let name = key.uppercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
-            var quoted = "\""
-            for character in value.description {
-                if character == "\\" || character == "\"" || character == "$" || character == "`" {
-                    quoted.append("\\")
-                }
-                if character.isASCII, let ascii = character.asciiValue, ascii < 0x20 || ascii == 0x7F { continue }
-                quoted.append(character)
+            var quoted = String.UnicodeScalarView()
+            quoted.append("\"")
+            for scalar in value.description.unicodeScalars {
+                if scalar.value < 0x20 || scalar.value == 0x7F { continue }
+                if scalar == "\\" || scalar == "\"" || scalar == "$" || scalar == "`" { quoted.append("\\") }
+                quoted.append(scalar)
             }
-            return "\(name)=\(quoted)\"\n"
+            quoted.append("\"")
+            return "\(name)=\(String(quoted))\n"
         }.joined()
     }
 
@@ -110,17 +112,19 @@ public enum AttributeRenderer {
         return text
     }
 
+    /// A label value as the Prometheus text format wants it: `\`, `"` and newline escaped,
+    /// scalar by scalar, so that a combining mark after a quote cannot hide it.
     static func escapedLabel(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case "\"": out.append(contentsOf: "\\\"".unicodeScalars)
+            case "\n": out.append(contentsOf: "\\n".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }
 

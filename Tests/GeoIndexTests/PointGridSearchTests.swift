@@ -4,6 +4,7 @@ import Glibc
 @testable import GeoIndex
 @testable import GeoIndexBuilder
 import Testing
+import TestSupport
 
 /// `PointGrid.forEach` against a brute-force search, with and without the chunk directory,
 /// over cells both small (scanned front to back) and large (binary-searched by latitude).
