@@ -7,6 +7,7 @@
 # make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
 # the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
 # checks the layout under a running systemd).
+# Also verifies the units and drop-ins of the Collector recipe (examples/collector/).
 # Needs a built geoattrd (verify checks ExecStart).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,24 @@ if [ -n "$output" ]; then
     exit 1
 fi
 echo "systemd-analyze verify: clean (4 units)"
+# The Collector recipe's units (examples/collector/): the restart pair instantiated for a consumer,
+# and its two drop-ins on stand-ins for the units they extend (a consumer's own ExecStart is the
+# operator's). scripts/systemd-test.sh runs them under systemd.
+examples=$work/examples
+mkdir -p "$examples/otelcol-contrib.service.d" "$examples/my-exporter.service.d"
+cp examples/collector/geoattrd-env-restart@.path examples/collector/geoattrd-env-restart@.service "$examples/"
+cp examples/collector/otelcol-contrib.service.d/geoattrd.conf "$examples/otelcol-contrib.service.d/"
+cp examples/collector/my-exporter.service.d/geoattrd.conf "$examples/my-exporter.service.d/"
+printf '[Service]\nExecStart=/bin/true\n' >"$examples/otelcol-contrib.service"
+printf '[Service]\nExecStart=/bin/true\n' >"$examples/my-exporter.service"
+output=$(cd "$examples" && systemd-analyze verify geoattrd-env-restart@otelcol-contrib.service.path \
+    geoattrd-env-restart@otelcol-contrib.service.service otelcol-contrib.service my-exporter.service 2>&1 || true)
+if [ -n "$output" ]; then
+    echo "check-units: systemd-analyze verify complained about examples/collector:" >&2
+    echo "$output" >&2
+    exit 1
+fi
+echo "systemd-analyze verify: clean (examples/collector: the restart pair, the two drop-ins)"
 setting() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 problems=()
 [ "$(setting RuntimeDirectory systemd/geoattrd.service)" = geoattrd ] || problems+=("geoattrd.service: RuntimeDirectory= is not geoattrd")
