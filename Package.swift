@@ -49,20 +49,23 @@ let package = Package(
         ),
         // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
         .target(name: "CYAML", dependencies: ["CLibYAML"]),
-        // The offline reverse geocoder: memory-mapped index reader, lookup and where the index is.
-        // Stdlib + Glibc only (no Foundation), no gpsd, no sockets: usable on its own.
+        // The offline reverse geocoder: memory-mapped index reader, lookup, where the index is, and
+        // great-circle distance. Stdlib + Glibc only: nothing of Foundation, gpsd, sockets or the daemon.
         .target(name: "GeoIndex"),
-        // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index.
+        // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
+        // index format; nothing of the daemon.
         .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex"]),
-        // The index commands' logic (batch lookup, place JSON under GeoAttrModel's names), used by geoattrctl.
+        // The index commands' logic for geoattrctl: batch lookup and a place's JSON under the model's
+        // geo.* names. Knows the reader and the model; nothing of the daemon, gpsd or sockets.
         .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex"]),
+        // The geocoder's benchmark (lookups, point sets); not shipped.
         .executableTarget(
             name: "geoindex-bench",
             dependencies: ["GeoIndex"],
             path: "Benchmarks/geoindex-bench"
         ),
         // Value types shared by the daemon, its clients and the CLI, and the geo.* names of a place
-        // (GeoIndex's GeoPlace is the one place type, from the index to every answer).
+        // (GeoIndex's GeoPlace is the one place type, from the index to every answer). No I/O.
         .target(
             name: "GeoAttrModel",
             dependencies: [
@@ -120,7 +123,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The HTTP/1.1 API on a Unix socket (SwiftNIO's HTTP/1 codec).
+        // The HTTP/1.1 API on a Unix socket: NIO's HTTP/1 codec and handlers of ours over one endpoint
+        // table. Sees the scheduler through a protocol and the store's values; nothing of gpsd or the index.
         .target(
             name: "GeoAttrServer",
             dependencies: [
@@ -149,13 +153,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // systemd integration: journald-friendly logging (notify and socket activation: #6).
+        // systemd integration: journald-friendly logging, sd_notify and socket activation (the
+        // protocols themselves, no libsystemd). Knows swift-log; nothing of the daemon's parts.
         .target(
             name: "GeoAttrSystemd",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
         // The daemon's configuration: flags, GEOATTRD_* environment, YAML file (libyaml through
-        // CYAML), validation. A library of its own so the fuzzer drives the loading path the daemon uses.
+        // CYAML), validation, reload. A library of its own so the fuzzer drives the loading path the
+        // daemon uses. Knows the settings of every part it configures; runs none of them.
         .target(
             name: "GeoAttrDaemonConfig",
             dependencies: [
@@ -170,6 +176,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
+        // The daemon: assembles the parts from a configuration and runs them as one service group.
         .executableTarget(
             name: "geoattrd",
             dependencies: [
@@ -190,6 +197,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The operator's tool: the API client commands, a one-shot fix, doctor, and the index commands.
         .executableTarget(
             name: "geoattrctl",
             dependencies: [
@@ -305,8 +313,8 @@ for target in package.targets where target.type != .system && !["CGPS", "CYAML"]
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
-    // The geocoder targets were written as a standalone package with explicit imports; they
-    // adopt InternalImportsByDefault later (a mechanical change, tracked in the notes).
+    // The geocoder targets spell out each import's access and build without
+    // InternalImportsByDefault, as a package of their own would.
     let geocoderTargets: Set = ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "geoindex-bench"]
     if target.type != .test && target.name != "TestSupport" && !geocoderTargets.contains(target.name) {
         settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -3,8 +3,9 @@
 #
 #   bash scripts/sanitize.sh [thread|address] [quick|full]      (default: thread quick)
 #
-# quick: the core, server, gpsd, geoattrctl and daemon-process tests (GeoAttrCoreTests,
-#        GeoAttrServerTests, GeoAttrGPSDTests, GeoAttrCtlTests, GeoAttrdTests), then the
+# quick: the core, Linux adapter, geocoder adapter, server, gpsd, geoattrctl and daemon-process
+#        tests (GeoAttrCoreTests, GeoAttrLinuxTests, GeoAttrGeocoderTests, GeoAttrServerTests,
+#        GeoAttrGPSDTests, GeoAttrCtlTests, GeoAttrdTests), then the
 #        batch lookup's (BatchLookupTests: its jobs run on threads of their own); CI runs
 #        `thread quick`.
 # full:  the whole suite as scripts/test.sh runs it: everything but the geocoder's index tests,
@@ -87,8 +88,8 @@ run() {
     echo "sanitize: swift test $* $((SECONDS - begin)) s" >&2
 }
 if [ "$scope" = quick ]; then
-    run --filter GeoAttrCoreTests --filter GeoAttrServerTests --filter GeoAttrGPSDTests \
-        --filter GeoAttrCtlTests --filter GeoAttrdTests
+    run --filter GeoAttrCoreTests --filter GeoAttrLinuxTests --filter GeoAttrGeocoderTests --filter GeoAttrServerTests \
+        --filter GeoAttrGPSDTests --filter GeoAttrCtlTests --filter GeoAttrdTests
     run --filter BatchLookupTests
 else
     # As in scripts/test.sh: the index tests hold the concurrency threads, so they run alone.
