@@ -36,7 +36,7 @@ public struct ServerLimits: Sendable, Hashable {
 /// The HTTP/1.1 API on a Unix domain socket, on SwiftNIO's HTTP/1 codec.
 ///
 /// It reads the served result and status from the `AttributeStore` and sends commands to the
-/// `Scheduler`; it never reaches into either's internals.
+/// scheduler (`SchedulerCommands`); it never reaches into either's internals.
 public final class APIServer: Service, Sendable {
     public enum Listening: Sendable {
         /// Bind a new socket at `path` with `mode`; removed at shutdown.
@@ -53,7 +53,7 @@ public final class APIServer: Service, Sendable {
     public init(
         listening: Listening,
         store: AttributeStore,
-        scheduler: Scheduler,
+        scheduler: any SchedulerCommands,
         policy: AccessPolicy,
         schedule: ScheduleConfiguration,
         limits: ServerLimits = ServerLimits(),
@@ -146,7 +146,7 @@ extension APIServer.Listening: CustomStringConvertible {
 /// Everything a connection needs, shared by all of them.
 package final class ServerContext: Sendable {
     let store: AttributeStore
-    let scheduler: Scheduler
+    let scheduler: any SchedulerCommands
     let policy: Mutex<AccessPolicy>
     let limits: ServerLimits
     let registry: PrometheusCollectorRegistry?
@@ -174,7 +174,7 @@ package final class ServerContext: Sendable {
     }
 
     package init(
-        store: AttributeStore, scheduler: Scheduler, policy: AccessPolicy, schedule: ScheduleConfiguration,
+        store: AttributeStore, scheduler: any SchedulerCommands, policy: AccessPolicy, schedule: ScheduleConfiguration,
         limits: ServerLimits, registry: PrometheusCollectorRegistry?, logger: Logger
     ) {
         self.store = store
