@@ -73,15 +73,7 @@ public final class APIServer: Service, Sendable {
     /// whose client's grant changed ends, and a keep-alive connection whose client's grant
     /// changed closes after the answer in flight, so its client reconnects under the new rules.
     public func update(policy: AccessPolicy, schedule: ScheduleConfiguration) {
-        let context = context
-        let changed = context.policy.withLock { current in
-            guard current != policy else { return false }
-            current = policy
-            context.policyVersion.add(1, ordering: .sequentiallyConsistent)
-            return true
-        }
-        context.setTTL(schedule.ttl)
-        if changed { context.connections.policyChanged() }
+        context.update(policy: policy, ttl: schedule.ttl)
     }
 
     /// Binds (or adopts) the socket. Separate from `run()` so the daemon can report readiness
@@ -169,8 +161,17 @@ package final class ServerContext: Sendable {
         policy.withLock { policy in (peer.grant(under: policy), policyVersion.load(ordering: .sequentiallyConsistent)) }
     }
 
-    func setTTL(_ ttl: Duration) {
+    /// Applies a reloaded policy and TTL; open connections judge their clients again when the
+    /// policy changed.
+    func update(policy: AccessPolicy, ttl: Duration) {
+        let changed = self.policy.withLock { current in
+            guard current != policy else { return false }
+            current = policy
+            policyVersion.add(1, ordering: .sequentiallyConsistent)
+            return true
+        }
         ttlNanoseconds.store(ttl.nanosecondsValue, ordering: .relaxed)
+        if changed { connections.policyChanged() }
     }
 
     package init(
