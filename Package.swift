@@ -242,7 +242,15 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrServerTests",
-            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex"]
+            dependencies: [
+                "GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
