@@ -44,6 +44,4 @@ struct APIResponse: Sendable, Equatable {
         copy.headers.add(name: "connection", value: "close")
         return copy
     }
-
-    var closesConnection: Bool { headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" } }
 }

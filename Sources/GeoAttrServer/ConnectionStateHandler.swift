@@ -8,7 +8,7 @@ import Synchronization
 /// when the access policy changes), when its next request is due (head and idle deadlines),
 /// whether the connection stays open after the answer in flight, and its place in the
 /// connection registry. Turns the decoder's parts into whole `APIRequest`s.
-final class ConnectionStateHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class ConnectionStateHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = APIRequest
     typealias OutboundIn = HTTPServerResponsePart

@@ -8,7 +8,7 @@ import NIOHTTP1
 /// In the place of NIO's `HTTPServerProtocolErrorHandler`, and in its shape (it answers only
 /// when no answer is owed, knowing that from the parts that pass it): NIO's answers every
 /// parser error with an empty 400, and clients read the error code and message in the body.
-final class ProtocolErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
+final class ProtocolErrorResponder: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
