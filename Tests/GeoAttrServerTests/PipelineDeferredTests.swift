@@ -71,6 +71,16 @@ struct PipelineDeferredTests {
         #expect(!connection.isOpen)
     }
 
+    @Test func anUnparseableRequestAfterAWatchClosesWithoutAnAnswer() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        _ = try await connection.receive { $0.contains("\n\n\r\n") }
+        try await connection.send("GARBAGE\r\n\r\n")
+        try await connection.waitUntilClosed()
+        #expect(try await !connection.unread().contains("HTTP/1.1 400"))
+    }
+
     @Test func theBlindMayNotWatch() async throws {
         let fixture = ServerFixture()
         let connection = try await AsyncConnection(fixture, as: ServerFixture.blind)

@@ -32,6 +32,15 @@ struct AsyncConnection {
         return text
     }
 
+    /// What the server sent that was not read yet, without waiting for more.
+    func unread() async throws -> String {
+        var text = ""
+        while let data = try await channel.readOutbound(as: IOData.self) {
+            if case .byteBuffer(let buffer) = data { text += String(buffer: buffer) }
+        }
+        return text
+    }
+
     /// Waits for `count` whole responses with a content-length.
     func responses(_ count: Int) async throws -> [RawResponse] {
         RawResponse.parse(try await receive { text in

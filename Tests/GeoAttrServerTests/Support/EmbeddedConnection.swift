@@ -34,6 +34,12 @@ final class EmbeddedConnection {
         return RawResponse.parse(try received())
     }
 
+    /// As when the kernel's socket buffer fills up or drains.
+    func setWritable(_ writable: Bool) {
+        channel.isWritable = writable
+        channel.pipeline.fireChannelWritabilityChanged()
+    }
+
     func advanceTime(by duration: TimeAmount) {
         channel.embeddedEventLoop.advanceTime(by: duration)
     }
