@@ -301,7 +301,15 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrServerTests",
-            dependencies: ["GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport"]
+            dependencies: [
+                "GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

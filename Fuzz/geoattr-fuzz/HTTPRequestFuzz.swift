@@ -14,13 +14,13 @@ import Glibc
 
 /// The socket API's request handling, in memory: each input is one connection set up by the
 /// daemon's own `ConnectionSetup.configure` (admission, peer credentials, NIO's HTTP/1 decoder
-/// and encoder with the daemon's limits, the API handler) on an `EmbeddedChannel`, fed the
-/// fuzzed bytes, then closed.
+/// and encoder with the daemon's limits, the protocol error responder, the connection's state
+/// and the endpoint router) on an `EmbeddedChannel`, fed the fuzzed bytes, then closed.
 ///
 /// The first byte picks the client (its uid and gid, seen through SO_PEERCRED) and how the rest
 /// is cut into reads; the rest is what the client sends.
 ///
-/// The handler asks the channel for SO_PEERCRED like any socket option; the `EmbeddedChannel`
+/// The setup asks the channel for SO_PEERCRED like any socket option; the `EmbeddedChannel`
 /// here answers it as the kernel would (a `struct ucred`), so no code path of the server is
 /// changed for the harness. None of the clients may mutate, and inputs naming `/v1/watch` are
 /// skipped: those routes hand the connection to other threads (the scheduler, the watch
@@ -101,8 +101,8 @@ struct HTTPRequestFuzz: FuzzHarness {
                 if Self.verbose, case .byteBuffer(let buffer) = data { print(String(buffer: buffer), terminator: "") }
             }
         }
-        // The client goes away. (The head and idle timers are not run: the handler reads the wall
-        // clock, not the loop's, so an embedded loop cannot make them fire.)
+        // The client goes away. (The head and idle timers are not run: they follow the loop's
+        // clock, which an embedded loop moves only when told to.)
         _ = try? channel.finish(acceptAlreadyClosed: true)
     }
 

@@ -36,7 +36,7 @@ public struct ServerLimits: Sendable, Hashable {
 /// The HTTP/1.1 API on a Unix domain socket, on SwiftNIO's HTTP/1 codec.
 ///
 /// It reads the served result and status from the `AttributeStore` and sends commands to the
-/// `Scheduler`; it never reaches into either's internals.
+/// scheduler (`SchedulerCommands`); it never reaches into either's internals.
 public final class APIServer: Service, Sendable {
     public enum Listening: Sendable {
         /// Bind a new socket at `path` with `mode`; removed at shutdown.
@@ -53,7 +53,7 @@ public final class APIServer: Service, Sendable {
     public init(
         listening: Listening,
         store: AttributeStore,
-        scheduler: Scheduler,
+        scheduler: any SchedulerCommands,
         policy: AccessPolicy,
         schedule: ScheduleConfiguration,
         limits: ServerLimits = ServerLimits(),
@@ -73,15 +73,7 @@ public final class APIServer: Service, Sendable {
     /// whose client's grant changed ends, and a keep-alive connection whose client's grant
     /// changed closes after the answer in flight, so its client reconnects under the new rules.
     public func update(policy: AccessPolicy, schedule: ScheduleConfiguration) {
-        let context = context
-        let changed = context.policy.withLock { current in
-            guard current != policy else { return false }
-            current = policy
-            context.policyVersion.add(1, ordering: .sequentiallyConsistent)
-            return true
-        }
-        context.setTTL(schedule.ttl)
-        if changed { context.connections.policyChanged() }
+        context.update(policy: policy, ttl: schedule.ttl)
     }
 
     /// Binds (or adopts) the socket. Separate from `run()` so the daemon can report readiness
@@ -146,7 +138,7 @@ extension APIServer.Listening: CustomStringConvertible {
 /// Everything a connection needs, shared by all of them.
 package final class ServerContext: Sendable {
     let store: AttributeStore
-    let scheduler: Scheduler
+    let scheduler: any SchedulerCommands
     let policy: Mutex<AccessPolicy>
     let limits: ServerLimits
     let registry: PrometheusCollectorRegistry?
@@ -169,12 +161,21 @@ package final class ServerContext: Sendable {
         policy.withLock { policy in (peer.grant(under: policy), policyVersion.load(ordering: .sequentiallyConsistent)) }
     }
 
-    func setTTL(_ ttl: Duration) {
+    /// Applies a reloaded policy and TTL; open connections judge their clients again when the
+    /// policy changed.
+    func update(policy: AccessPolicy, ttl: Duration) {
+        let changed = self.policy.withLock { current in
+            guard current != policy else { return false }
+            current = policy
+            policyVersion.add(1, ordering: .sequentiallyConsistent)
+            return true
+        }
         ttlNanoseconds.store(ttl.nanosecondsValue, ordering: .relaxed)
+        if changed { connections.policyChanged() }
     }
 
     package init(
-        store: AttributeStore, scheduler: Scheduler, policy: AccessPolicy, schedule: ScheduleConfiguration,
+        store: AttributeStore, scheduler: any SchedulerCommands, policy: AccessPolicy, schedule: ScheduleConfiguration,
         limits: ServerLimits, registry: PrometheusCollectorRegistry?, logger: Logger
     ) {
         self.store = store

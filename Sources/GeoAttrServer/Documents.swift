@@ -93,13 +93,15 @@ struct RefreshAnswer: Sendable {
     var outcome: Scheduler.RefreshOutcome
     var result: Result<LocationResult, FixError>?
 
-    static func obtain(scheduler: Scheduler, origin: String, wait: Duration?, timer: any EventLoop, waits: RefreshWaits) async -> RefreshAnswer {
+    static func obtain(
+        scheduler: any SchedulerCommands, origin: String, wait: Duration?, timer: any EventLoop, waits: RefreshWaits
+    ) async -> RefreshAnswer {
         let (stream, continuation) = AsyncStream.makeStream(of: Result<LocationResult, FixError>.self)
         // Registered so that shutdown can end the wait at once.
         let id = waits.begin(continuation)
         defer { waits.end(id) }
         guard let wait else {
-            return RefreshAnswer(outcome: await scheduler.requestRefresh(origin: origin), result: nil)
+            return RefreshAnswer(outcome: await scheduler.requestRefresh(origin: origin, completion: nil), result: nil)
         }
         let outcome = await scheduler.requestRefresh(origin: origin) { result in
             continuation.yield(result)

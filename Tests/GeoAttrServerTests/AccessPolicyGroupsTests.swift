@@ -82,10 +82,10 @@ struct AccessPolicyGroupsTests {
     }
 
     @Test func theEntityTagCarriesTheWholeGrant() {
-        let two = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 2))
-        let three = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 3))
-        let none = APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .locality))
+        let two = AttributesEndpoint.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 2))
+        let three = AttributesEndpoint.entityTag(generation: 7, grant: Grant(level: .locality, coordinateDecimals: 3))
+        let none = AttributesEndpoint.entityTag(generation: 7, grant: Grant(level: .locality))
         #expect(Set([two, three, none]).count == 3)
-        #expect(APIConnectionHandler.entityTag(generation: 7, grant: Grant(level: .exact)) == "\"7-exact\"")
+        #expect(AttributesEndpoint.entityTag(generation: 7, grant: Grant(level: .exact)) == "\"7-exact\"")
     }
 }

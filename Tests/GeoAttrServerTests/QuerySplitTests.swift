@@ -5,13 +5,13 @@ import Testing
 @Suite("Query split")
 struct QuerySplitTests {
     @Test func plainTargetHasNoQuery() {
-        let (path, query) = APIConnectionHandler.split("/v1/attributes")
+        let (path, query) = APIRequest.split("/v1/attributes")
         #expect(path == "/v1/attributes")
         #expect(query.isEmpty)
     }
 
     @Test func namesAndValues() {
-        let (path, query) = APIConnectionHandler.split("/v1/attributes?format=otel&x&wait=1=2")
+        let (path, query) = APIRequest.split("/v1/attributes?format=otel&x&wait=1=2")
         #expect(path == "/v1/attributes")
         #expect(query == ["format": "otel", "x": "", "wait": "1=2"])
     }
@@ -19,9 +19,9 @@ struct QuerySplitTests {
     /// A pair that is only "=" (or starts with it) once took the daemon down with an index out of
     /// range: `GET /v1/attributes?= HTTP/1.1` from any client allowed on the socket.
     @Test func emptyNamesDoNotCrash() {
-        #expect(APIConnectionHandler.split("/v1/attributes?=").1 == ["": ""])
-        #expect(APIConnectionHandler.split("/v1/attributes?format=env&x&==").1 == ["format": "env", "x": "", "": "="])
-        #expect(APIConnectionHandler.split("/v1/attributes?=json&format=json").1 == ["": "json", "format": "json"])
-        #expect(APIConnectionHandler.split("/?&&=&").0 == "/")
+        #expect(APIRequest.split("/v1/attributes?=").1 == ["": ""])
+        #expect(APIRequest.split("/v1/attributes?format=env&x&==").1 == ["format": "env", "x": "", "": "="])
+        #expect(APIRequest.split("/v1/attributes?=json&format=json").1 == ["": "json", "format": "json"])
+        #expect(APIRequest.split("/?&&=&").0 == "/")
     }
 }

@@ -1,0 +1,63 @@
+import CoreMetrics
+package import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// Sets up one accepted connection: admission, then the pipeline, each handler with one job:
+///
+/// 1. NIO's back-pressure handler, 2. NIO's HTTP/1 codec with the daemon's head limits and
+/// pipelining assistant, 3. `ProtocolErrorResponder` (unparseable requests),
+/// 4. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive, whole requests),
+/// 5. `RouterHandler` (the endpoint table).
+///
+/// (`package`: the HTTP fuzz harness sets up its connections with it too.)
+package enum ConnectionSetup {
+    package static func configure(_ channel: any Channel, context: ServerContext) -> EventLoopFuture<Void> {
+        // The peer's identity first (at once on an accepted socket): admission counts per uid.
+        PeerIdentity.read(channel).flatMapThrowing { peer in
+            try configure(channel, peer: peer, context: context)
+        }
+    }
+
+    static func configure(_ channel: any Channel, peer: PeerIdentity, context: ServerContext) throws {
+        let sync = channel.pipeline.syncOperations
+        if let refusal = admit(channel, peer: peer, context: context) {
+            // Over a limit (or shutting down): a clean 503 once the connection is active, then
+            // close; the other clients keep going.
+            try sync.addHandler(AdmissionRefusalHandler(refusal: refusal))
+            context.metrics.request(endpoint: "connect", status: 503)
+            return
+        }
+        context.metrics.connectedClients.record(context.connections.count)
+        // Stop reading from a client while its answers are not being read: NIO's pipelining
+        // assistant takes the next request as soon as an answer is written, not sent, so a client
+        // that pipelines requests and never reads would make the daemon queue answers without
+        // bound. Reading resumes when the queue drains below the low watermark.
+        try sync.addHandler(BackPressureHandler())
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderListSize = context.limits.maximumHeadBytes
+        limits.maxHeaderFieldSize = context.limits.maximumHeadBytes
+        limits.maxHeaderFieldCount = 128
+        // No outbound header validation: every response header is written from constants and
+        // numbers (nothing a client sent is ever echoed into a header), and the validator is one
+        // more handler that each of a response's three parts would cross. No NIO error handler:
+        // `ProtocolErrorResponder` answers in the API's error format instead.
+        try sync.configureHTTPServerPipeline(
+            withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: limits)
+        try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics))
+        try sync.addHandler(ConnectionStateHandler(server: context, peer: peer))
+        try sync.addHandler(RouterHandler(server: context))
+    }
+
+    /// Adds the connection to the registry, or says why it cannot be.
+    static func admit(_ channel: any Channel, peer: PeerIdentity, context: ServerContext) -> ConnectionRegistry.Refusal? {
+        // Root and the daemon's own uid are not counted per uid: an operator must be able to
+        // get in (geoattrctl doctor) when a client holds all its slots, and neither is a client
+        // whose mistakes the limit contains. api.max_connections still bounds them.
+        let exempt = peer.uid == 0 || peer.uid == context.policy.withLock { $0.daemonUID }
+        return context.connections.admit(
+            channel, uid: exempt ? nil : peer.uid, limit: context.limits.maximumConnections,
+            perUIDLimit: context.limits.maximumConnectionsPerUID)
+    }
+}

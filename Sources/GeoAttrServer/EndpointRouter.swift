@@ -1,0 +1,49 @@
+import GeoAttrModel
+import NIOHTTP1
+
+/// Picks the endpoint for a request and checks the request against the limits and the
+/// client's grant first. A plain function of the request and the table: no connection needed.
+enum EndpointRouter {
+    struct Routed: Sendable {
+        /// The `endpoint` label the answer is counted under.
+        var endpoint: String
+        var reply: EndpointReply
+    }
+
+    static func route(_ request: APIRequest, in table: [Endpoint], server: ServerContext) -> Routed {
+        let atPath = table.first { $0.path == request.path }
+        let name = atPath?.name ?? "unknown"
+        if let refusal = refusal(request, pathAccess: atPath?.access ?? .read, limits: server.limits) {
+            return Routed(endpoint: name, reply: .response(refusal))
+        }
+        guard atPath != nil else {
+            return Routed(endpoint: "unknown", reply: .response(.error(.notFound, .notFound, "no such endpoint: \(request.path)")))
+        }
+        guard let endpoint = table.first(where: { $0.path == request.path && $0.method == request.method }) else {
+            let message = "\(request.method) is not allowed on \(request.path)"
+            return Routed(endpoint: name, reply: .response(.error(.methodNotAllowed, .methodNotAllowed, message)))
+        }
+        if case .mutate(let action) = endpoint.access, !request.client.grant.mayMutate {
+            let message = "uid \(request.client.peer.uid) may not \(action); see access.mutate"
+            return Routed(endpoint: name, reply: .response(.error(.forbidden, .forbidden, message)))
+        }
+        return Routed(endpoint: name, reply: endpoint.handler(request, server))
+    }
+
+    /// Limits first, then read access: a client that may see nothing learns nothing about the
+    /// paths either (any path but one open to anyone is a 403 to it, not a 404).
+    private static func refusal(_ request: APIRequest, pathAccess: AccessNeeded, limits: ServerLimits) -> APIResponse? {
+        if request.head.uri.utf8.count > limits.maximumHeadBytes {
+            return APIResponse.error(.requestHeaderFieldsTooLarge, .headersTooLarge, "request target too long").closingConnection()
+        }
+        if request.bodyTooLarge {
+            let message = "request body larger than \(limits.maximumBodyBytes) bytes"
+            return APIResponse.error(.payloadTooLarge, .bodyTooLarge, message).closingConnection()
+        }
+        if pathAccess != .anyone, request.client.grant.level == .none {
+            let peer = request.client.peer
+            return .error(.forbidden, .forbidden, "uid \(peer.uid) gid \(peer.gid) may not read location data; see access.rules")
+        }
+        return nil
+    }
+}

@@ -1,0 +1,65 @@
+import GeoAttrModel
+import NIOCore
+import NIOHTTP1
+
+/// Answers a request the decoder cannot parse with the API's JSON error (431 for a head over
+/// the limit, 400 otherwise), then closes; any other error closes at once.
+///
+/// In the place of NIO's `HTTPServerProtocolErrorHandler`, and in its shape (it answers only
+/// when no answer is owed, knowing that from the parts that pass it): NIO's answers every
+/// parser error with an empty 400, and clients read the error code and message in the body.
+final class ProtocolErrorResponder: ChannelDuplexHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let limits: ServerLimits
+    private let metrics: ServerMetrics
+    /// From a request's end until its answer's end, and after an error was answered: no
+    /// second answer may start.
+    private var answerOwed = false
+
+    init(limits: ServerLimits, metrics: ServerMetrics) {
+        self.limits = limits
+        self.metrics = metrics
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = unwrapInboundIn(data) { answerOwed = true }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { answerOwed = false }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        switch error {
+        case HTTPParserError.headerOverflow:
+            let message = "request head larger than \(limits.maximumHeadBytes) bytes"
+            answer(.error(.requestHeaderFieldsTooLarge, .headersTooLarge, message), context)
+        case is HTTPParserError:
+            answer(.error(.badRequest, .badRequest, "malformed HTTP request"), context)
+        default:
+            context.close(promise: nil)
+        }
+    }
+
+    /// Answers once, if nothing else is being answered, then closes.
+    private func answer(_ response: APIResponse, _ context: ChannelHandlerContext) {
+        guard !answerOwed else {
+            context.close(promise: nil)
+            return
+        }
+        answerOwed = true
+        let closing = response.closingConnection()
+        let head = HTTPResponseHead(version: .http1_1, status: closing.status, headers: closing.headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: closing.body)))), promise: nil)
+        metrics.request(endpoint: "invalid", status: Int(closing.status.code))
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+}

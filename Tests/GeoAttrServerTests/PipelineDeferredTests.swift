@@ -1,0 +1,91 @@
+import GeoAttrCore
+import GeoAttrModel
+@testable import GeoAttrServer
+import NIOCore
+import Testing
+
+/// Refresh, state and watch through the whole pipeline, with the recording scheduler.
+@Suite("Pipeline: refresh, state and watch")
+struct PipelineDeferredTests {
+    @Test func aRefreshIsAcceptedAndTheConnectionStaysOpen() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("POST /v1/refresh HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
+        let responses = try await connection.responses(1)
+        #expect(responses.first?.description == PipelineKeepAliveTests.errorBytes("HTTP/1.1 202 Accepted", #"{"refresh":"started"}"#))
+        #expect(connection.isOpen)
+        #expect(fixture.scheduler.commands == [.refresh(origin: "socket uid 1002", waits: false)])
+        #expect(fixture.server.refreshWaits.count == 0)
+        await connection.close()
+    }
+
+    @Test func aStateChangeIsAnsweredOnceApplied() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("PUT /v1/state HTTP/1.1\r\ncontent-length: 10\r\n\r\nbackground")
+        let responses = try await connection.responses(1)
+        #expect(responses.first?.status == 200)
+        #expect(responses.first?.body == #"{"state":"background"}"#)
+        #expect(fixture.scheduler.commands == [.powerState(.background, origin: "socket uid 1002")])
+        await connection.close()
+    }
+
+    @Test func shutdownAnswersARefreshThatWaitsAndCloses() async throws {
+        // The attempt never ends: only shutdown can answer.
+        let fixture = ServerFixture(scheduler: RecordingScheduler(outcome: .started, result: nil))
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("POST /v1/refresh?wait=60 HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
+        while fixture.scheduler.commands.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        fixture.server.connections.shutDownAll()
+        fixture.server.refreshWaits.finishAll()
+        let responses = try await connection.responses(1)
+        #expect(responses.first?.status == 503)
+        #expect(responses.first?.body == #"{"error":"shutting_down","message":"geoattrd is shutting down; retry when it is back"}"#)
+        #expect(responses.first?.headers.last?.name == "connection")
+        try await connection.waitUntilClosed()
+        await fixture.server.refreshWaits.waitUntilNone(timeout: .seconds(5))
+        #expect(fixture.server.refreshWaits.count == 0)
+    }
+
+    @Test func aWatchStreamsTheAttributesAndEndsAtShutdown() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture, as: ServerFixture.countryReader)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        let start = try await connection.receive { $0.contains("\n\n\r\n") }
+        #expect(start.hasPrefix("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"))
+        #expect(start.contains("id: 7\nevent: attributes\ndata: {"))
+        #expect(start.contains(#""precision":"country""#))
+        fixture.server.connections.shutDownAll()
+        let end = try await connection.receive { $0.hasSuffix("0\r\n\r\n") }
+        #expect(end == "0\r\n\r\n")
+        try await connection.waitUntilClosed()
+    }
+
+    @Test func aRequestAfterAWatchClosesTheConnection() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        _ = try await connection.receive { $0.contains("\n\n\r\n") }
+        try await connection.send("GET /v1/status HTTP/1.1\r\n\r\n")
+        try await connection.waitUntilClosed()
+        #expect(!connection.isOpen)
+    }
+
+    @Test func anUnparseableRequestAfterAWatchClosesWithoutAnAnswer() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        _ = try await connection.receive { $0.contains("\n\n\r\n") }
+        try await connection.send("GARBAGE\r\n\r\n")
+        try await connection.waitUntilClosed()
+        #expect(try await !connection.unread().contains("HTTP/1.1 400"))
+    }
+
+    @Test func theBlindMayNotWatch() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture, as: ServerFixture.blind)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        #expect(try await connection.responses(1).first?.status == 403)
+        await connection.close()
+    }
+}
