@@ -2,7 +2,7 @@
 # Checks the systemd units: `systemd-analyze verify` must print nothing (it exits 0 on a
 # misspelled option, so any output line fails), and `systemd-analyze security --offline=yes`
 # must not score geoattrd.service or its gpsd relay, geoattrd-gpsd.service, worse than
-# MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in the README ("Hardening").
+# MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in docs/operating.md ("Units").
 # As root, also the runtime layout offline: sysusers.d and tmpfiles.d applied to an empty root must
 # make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
 # the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
