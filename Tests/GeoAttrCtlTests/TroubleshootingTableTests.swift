@@ -21,14 +21,20 @@ struct TroubleshootingTableTests {
         return names
     }
 
-    /// The first cell of each row of the table under "## Troubleshooting": the check's name in
-    /// backquotes.
+    /// The first cell of each row of the first table under "## Troubleshooting": the check's
+    /// name in backquotes.
     static func tableChecks() throws -> [String] {
         let document = try String(contentsOfFile: root + "/docs/operating.md", encoding: .utf8)
         guard let section = document.firstRange(of: "\n## Troubleshooting") else { return [] }
         var rows: [String] = []
-        for line in document[section.upperBound...].split(separator: "\n") {
+        var inTable = false
+        for line in document[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("## ") { break }
+            if line.hasPrefix("|") {
+                inTable = true
+            } else if inTable {
+                break
+            }
             guard line.hasPrefix("| `") else { continue }
             let cell = line.dropFirst(3)
             guard let end = cell.firstIndex(of: "`") else { continue }

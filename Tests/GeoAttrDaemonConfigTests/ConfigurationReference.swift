@@ -234,7 +234,7 @@ struct ConfigurationReference {
                 out.append(Self.roffText(description(of: key)))
                 out.append(".br")
                 var facts = "Type: \(Self.typeName(key.type)). Default: \(Self.defaultText(key))."
-                if let flag = key.flag { facts += " Flag: \\-\\-\(flag)." }
+                if let flag = key.flag { facts += " Flag: --\(flag)." }
                 facts += " Environment: \(key.environmentVariable). Applied at: \(Self.applied(key))."
                 out.append(Self.roffText(facts))
                 out.append(".br")
