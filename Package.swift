@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(
             name: "GeoAttrDaemonConfigTests",
             dependencies: [
-                "GeoAttrDaemonConfig", "GeoAttrCore", "GeoAttrLinux", "TestSupport",
+                "GeoAttrDaemonConfig", "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]

@@ -6,7 +6,7 @@
 Asks geoattrd for the attributes in the OpenTelemetry form (values already percent-encoded),
 appends them to any OTEL_RESOURCE_ATTRIBUTES the environment has, and execs PROGRAM. A Resource
 is fixed for a process's life: use this for devices that do not move, or restart the program
-when the location changes (see README: resource versus record attributes).
+when the location changes (see docs/clients.md: resource or record attributes).
 If geoattrd has no location yet, or is not running, PROGRAM starts without them.
 """
 import http.client

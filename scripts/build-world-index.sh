@@ -2,7 +2,7 @@
 # Builds the world index from the sources fetched by scripts/fetch-geodata.sh:
 #   cache/geodata/world.gidx          (with postal codes)
 #   cache/geodata/world-nopostal.gidx (without)
-# The index is never committed; commands find it here (see IndexLocator / README).
+# The index is never committed; geoattrctl finds it here (see IndexLocator, docs/geocoder.md).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${GEODATA_CACHE:-$ROOT/cache/geodata}"

@@ -2,13 +2,14 @@
 # Checks the systemd units: `systemd-analyze verify` must print nothing (it exits 0 on a
 # misspelled option, so any output line fails), and `systemd-analyze security --offline=yes`
 # must not score geoattrd.service or its gpsd relay, geoattrd-gpsd.service, worse than
-# MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in the README ("Hardening").
+# MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in docs/operating.md ("Units").
 # As root, also the runtime layout offline: sysusers.d and tmpfiles.d applied to an empty root must
 # make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
 # the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
 # checks the layout under a running systemd).
 # Also verifies the units and drop-ins of the Collector recipe (examples/collector/).
-# Needs a built geoattrd (verify checks ExecStart).
+# Needs a built geoattrd (verify checks ExecStart) and the tree's manual pages (it runs man(1) for each
+# Documentation=man: page, found here in man/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(swift build --show-bin-path)/geoattrd
@@ -17,7 +18,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service "$work/"
 sed "s|^ExecStart=/usr/bin/geoattrd|ExecStart=$bin|" systemd/geoattrd.service >"$work/geoattrd.service"
-output=$(cd "$work" && systemd-analyze verify geoattrd.service geoattrd.socket geoattrd-gpsd.socket \
+# verify runs man(1) for each Documentation=man:PAGE(N): the tree's pages, as installed.
+for page in man/*.[1-8]; do
+    mkdir -p "$work/man/man${page##*.}"
+    cp "$page" "$work/man/man${page##*.}/"
+done
+output=$(cd "$work" && MANPATH="$work/man:" systemd-analyze verify geoattrd.service geoattrd.socket geoattrd-gpsd.socket \
     geoattrd-gpsd.service 2>&1 || true)
 if [ -n "$output" ]; then
     echo "check-units: systemd-analyze verify complained:" >&2

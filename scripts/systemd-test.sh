@@ -536,8 +536,8 @@ layout_checks "after the restart"
 # cannot renice a worker thread. errno=1 (EPERM) is the syscall filter refusing setpriority(): the
 # unit allows it back, so none may appear (there were several per process, recurring). errno=13
 # (EACCES) is its one attempt per process to raise a worker to nice -4, refused for want of
-# CAP_SYS_NICE, which the unit does not grant: one per daemon process is expected (README,
-# Hardening).
+# CAP_SYS_NICE, which the unit does not grant: one per daemon process is expected (docs/operating.md,
+# Units).
 journal=$(ct journalctl -q -u geoattrd.service -o short-monotonic --no-pager || true)
 renice=$(printf '%s\n' "$journal" | grep 'Failed to set thread priority' || true)
 filtered=$(printf '%s\n' "$renice" | grep -c 'errno=1$' || true)

@@ -17,9 +17,11 @@ if grep -E "^(warning:|$PWD/(Sources|Tests|Fuzz)/[^:]+:[0-9]+:[0-9]+: warning:)"
 fi
 
 # Each target imports exactly what Package.swift declares for it; no source file or function
-# grows past what a reader can hold in mind.
+# grows past what a reader can hold in mind; no tracked file refers to how the project was built
+# (work sessions, issue numbers, commit hashes: history is git's).
 python3 scripts/check-imports.py
 python3 scripts/check-shape.py
+python3 scripts/check-history.py
 
 # The systemd units: verify must be silent, security must not regress.
 bash scripts/check-units.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The geocoder's benchmarks (not timed tests). Prints every figure the README quotes, each after
+# The geocoder's benchmarks (not timed tests). Prints every figure docs/performance.md quotes, each after
 # the command that produced it. Needs scripts/fetch-geodata.sh first; installs the peer (PyPI
 # reverse_geocoder 1.5.1, with numpy/scipy) and timezonefinder into the cache venv.
 # Lookups run pinned to one core (taskset -c 1).

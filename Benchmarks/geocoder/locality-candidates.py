@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How many places lie within the locality search's radii of the benchmark points, as it is and
 with the large places split into population tiers. Measures the work a finer or tiered place
-grid could save; compare with the records the reader reads per lookup (README, "Where the time
+grid could save; compare with the records the reader reads per lookup (docs/performance.md, "Where the time
 goes").
 
     cache/geodata/venv/bin/python Benchmarks/geocoder/locality-candidates.py \

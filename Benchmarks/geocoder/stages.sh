@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where a lookup's time goes: `geoindex-bench lookup` with stages of the reader's place() switched
-# off, one row per set of switches (README, "Where the time goes"):
+# off, one row per set of switches (docs/performance.md, "Where the time goes"):
 #   all | all but postal | all but locality | land mask, country, region | land mask, country | country
 # The reader has no such switches. stage-ablation.patch, beside this script, adds them
 # (GEO_NO_POSTAL, GEO_NO_LOCALITY, GEO_NO_REGION, GEO_NO_LAND in the environment) to a copy of

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// docs/operating.md's troubleshooting table answers what `geoattrctl doctor` reports: every
+/// check the doctor makes has a row, and every row names a check the doctor makes.
+@Suite("the troubleshooting table follows geoattrctl doctor")
+struct TroubleshootingTableTests {
+    static let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
+
+    /// The check names in DoctorCommand.swift's findings (`check: "socket"`).
+    static func doctorChecks() throws -> Set<String> {
+        let source = try String(contentsOfFile: root + "/Sources/geoattrctl/DoctorCommand.swift", encoding: .utf8)
+        var names: Set<String> = []
+        var rest = Substring(source)
+        while let start = rest.firstRange(of: "check: \"") {
+            let after = rest[start.upperBound...]
+            guard let end = after.firstIndex(of: "\"") else { break }
+            names.insert(String(after[..<end]))
+            rest = after[end...]
+        }
+        return names
+    }
+
+    /// The first cell of each row of the first table under "## Troubleshooting": the check's
+    /// name in backquotes.
+    static func tableChecks() throws -> [String] {
+        let document = try String(contentsOfFile: root + "/docs/operating.md", encoding: .utf8)
+        guard let section = document.firstRange(of: "\n## Troubleshooting") else { return [] }
+        var rows: [String] = []
+        var inTable = false
+        for line in document[section.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("## ") { break }
+            if line.hasPrefix("|") {
+                inTable = true
+            } else if inTable {
+                break
+            }
+            guard line.hasPrefix("| `") else { continue }
+            let cell = line.dropFirst(3)
+            guard let end = cell.firstIndex(of: "`") else { continue }
+            rows.append(String(cell[..<end]))
+        }
+        return rows
+    }
+
+    @Test("every doctor check has a row, and every row names a doctor check")
+    func checksAndRowsAgree() throws {
+        let checks = try Self.doctorChecks()
+        let rows = try Self.tableChecks()
+        #expect(checks.count >= 10, "found \(checks.sorted()) in DoctorCommand.swift")
+        for check in checks.sorted() where !rows.contains(check) {
+            Issue.record("geoattrctl doctor reports `\(check)`: docs/operating.md's troubleshooting table has no row for it")
+        }
+        for row in Set(rows).sorted() where !checks.contains(row) {
+            Issue.record("docs/operating.md's troubleshooting table has a row for `\(row)`, which geoattrctl doctor does not report")
+        }
+    }
+}
