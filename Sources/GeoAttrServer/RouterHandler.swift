@@ -30,7 +30,7 @@ final class RouterHandler: ChannelInboundHandler {
         case .deferred(let deferred):
             answerLater(deferred, endpoint: routed.endpoint, context)
         case .watch:
-            startWatch(grant: request.client.grant, context)
+            startWatch(grant: request.client.grant, lastEventID: WatchStream.lastEventID(of: request), context)
         }
     }
 
@@ -69,17 +69,19 @@ final class RouterHandler: ChannelInboundHandler {
         promise.futureResult.assumeIsolated().whenComplete { _ in deferred.waits?.requestEnded() }
     }
 
-    private func startWatch(grant: Grant, _ context: ChannelHandlerContext) {
+    private func startWatch(grant: Grant, lastEventID: UInt64?, _ context: ChannelHandlerContext) {
         // Pipelined behind a request that closed the connection: nobody is left to watch.
         guard context.channel.isActive else { return }
         let stream = WatchStream(
             channel: context.channel, store: server.store, grant: grant, ttl: server.ttl,
-            heartbeat: server.limits.heartbeatInterval)
+            heartbeat: server.limits.heartbeatInterval, lastEventID: lastEventID)
         context.triggerUserOutboundEvent(WatchStartedEvent(stream: stream), promise: nil)
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: "text/event-stream")
         headers.add(name: "cache-control", value: "no-cache")
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        // Before any event: the stream's own events are written from the loop after this returns.
+        WatchStream.write("retry: \(WatchStream.reconnectionDelayMilliseconds)\n\n", to: context.channel)
         server.metrics.request(endpoint: "watch", status: 200)
         // NIO's pipelining assistant stops reading while a response is in flight, and this one
         // never ends: without it the connection goes on reading, so the client's EOF ends the

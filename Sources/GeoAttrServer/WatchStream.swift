@@ -5,8 +5,12 @@ import NIOHTTP1
 import Synchronization
 
 /// `GET /v1/watch`: Server-Sent Events. The current attributes at once, then one event per
-/// change of what this client may see, and a heartbeat comment every 30 s. Ends cleanly (the
-/// chunked body is terminated) at graceful shutdown; cancelled when its channel closes.
+/// change of what this client may see, and a heartbeat comment every 30 s. Each event's `id:`
+/// is the result's generation, and the stream opens with `retry:`, the reconnection delay: a
+/// client reconnecting with `Last-Event-ID` equal to the current generation already has the
+/// current state and gets only what follows; any other id (older, newer, unparsable) gets the
+/// current state at once. Ends cleanly (the chunked body is terminated) at graceful shutdown;
+/// cancelled when its channel closes.
 ///
 /// A client that does not read costs a bounded amount: events are written only while the
 /// channel is writable (its buffer below a small high-water mark); meanwhile only the newest
@@ -21,13 +25,20 @@ final class WatchStream: Sendable {
     /// How long the end of a stream may wait for a client that does not read before the
     /// connection is closed anyway.
     static let endGrace: TimeAmount = .seconds(5)
+    /// How long a client waits before it reconnects, in the stream's `retry:` field.
+    static let reconnectionDelayMilliseconds = 1_000
+
+    /// The generation a reconnecting client saw last (`Last-Event-ID`), if it is one.
+    static func lastEventID(of request: APIRequest) -> UInt64? {
+        request.head.headers.first(name: "last-event-id").flatMap { UInt64($0) }
+    }
 
     private let finishing: AsyncStream<Void>.Continuation
     /// On the event loop only.
     private let outbox: NIOLoopBoundBox<LatestEventOutbox<String>>
     private let channel: any Channel
 
-    init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration) {
+    init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration, lastEventID: UInt64? = nil) {
         let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
         self.finishing = finishing
         let outbox = NIOLoopBoundBox(LatestEventOutbox<String>(), eventLoop: channel.eventLoop)
@@ -46,7 +57,7 @@ final class WatchStream: Sendable {
             }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    var lastGeneration: UInt64?
+                    var lastGeneration = lastEventID
                     for await served in store.updates() {
                         guard let served, served.result.generation != lastGeneration else { continue }
                         lastGeneration = served.result.generation
@@ -88,7 +99,7 @@ final class WatchStream: Sendable {
         if let event = outbox.value.release(writable: channel.isWritable) { Self.write(event, to: channel) }
     }
 
-    private static func write(_ text: String, to channel: any Channel) {
+    static func write(_ text: String, to channel: any Channel) {
         var buffer = channel.allocator.buffer(capacity: text.utf8.count)
         buffer.writeString(text)
         channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)

@@ -51,14 +51,41 @@ struct PipelineDeferredTests {
         let fixture = ServerFixture()
         let connection = try await AsyncConnection(fixture, as: ServerFixture.countryReader)
         try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
-        let start = try await connection.receive { $0.contains("\n\n\r\n") }
+        let start = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
         #expect(start.hasPrefix("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"))
+        // The reconnection delay first, then the current state.
+        #expect(start.contains("\r\nretry: 1000\n\n\r\n"))
         #expect(start.contains("id: 7\nevent: attributes\ndata: {"))
         #expect(start.contains(#""precision":"country""#))
         fixture.server.connections.shutDownAll()
         let end = try await connection.receive { $0.hasSuffix("0\r\n\r\n") }
         #expect(end == "0\r\n\r\n")
         try await connection.waitUntilClosed()
+    }
+
+    @Test("a reconnect with Last-Event-ID at the current generation gets no duplicate, only what follows")
+    func aReconnectAtTheCurrentGenerationGetsNoDuplicate() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\nlast-event-id: 7\r\n\r\n")
+        _ = try await connection.receive { $0.contains("retry: 1000\n\n\r\n") }
+        var next = ServerFixture.result
+        next.generation = 8
+        fixture.store.publish(ServedResult(result: next, obtainedAt: .now))
+        let events = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
+        #expect(!events.contains("id: 7\n"), "\(events)")
+        #expect(events.contains("id: 8\nevent: attributes\ndata: {"))
+        await connection.close()
+    }
+
+    @Test("a reconnect with an older, newer or unparsable Last-Event-ID gets the current state at once", arguments: ["6", "9", "x", ""])
+    func aReconnectElsewhereGetsTheCurrentState(lastEventID: String) async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\nlast-event-id: \(lastEventID)\r\n\r\n")
+        let start = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
+        #expect(start.contains("id: 7\nevent: attributes\ndata: {"))
+        await connection.close()
     }
 
     @Test func aRequestAfterAWatchClosesTheConnection() async throws {
