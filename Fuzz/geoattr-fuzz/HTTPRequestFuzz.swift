@@ -40,7 +40,8 @@ struct HTTPRequestFuzz: FuzzHarness {
 
     init() throws {
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: registry))
+        MetricFamilies.registerAtZero(in: registry)
         let logger = DiscardingLogHandler.logger
         let location = try StaticFixSource(latitude: 47.3769, longitude: 8.5417, altitudeMeters: 408, horizontalErrorMeters: 25)
         let schedule = ScheduleConfiguration()

@@ -3,7 +3,7 @@ import GeoAttrModel
 
 /// The scheduler's metrics through the swift-metrics API (backends are the executable's
 /// business). None carries location data.
-enum SchedulerMetrics {
+public enum SchedulerMetrics {
     static func attemptEnded(_ result: Result<Fix, FixError>) {
         let outcome: String
         switch result {
@@ -15,6 +15,9 @@ enum SchedulerMetrics {
             Timer(label: "geoattrd_time_to_fix_seconds").recordNanoseconds(Int64(milliseconds * 1_000_000))
         }
     }
+
+    /// What the refresh budget decides of a forced refresh, the values of `decision`.
+    public static let refreshDecisions = ["accepted", "joined", "refused"]
 
     static func refresh(_ decision: String) {
         Counter(label: "geoattrd_refresh_requests_total", dimensions: [("decision", decision)]).increment()

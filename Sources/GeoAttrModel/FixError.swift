@@ -40,6 +40,9 @@ public enum FixError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Every `code`, for metrics that show each outcome from the start.
+    public static let codes = ["gpsd_unreachable", "connection_lost", "no_fix", "timeout", "no_satellites", "cancelled", "system_resources"]
+
     /// A stable machine-readable name of the outcome: metrics labels, API status fields.
     public var code: String {
         switch self {

@@ -149,6 +149,7 @@ package final class ServerContext: Sendable {
     let connections = ConnectionRegistry()
     let refreshWaits = RefreshWaits()
     let metrics = ServerMetrics()
+    let buildInfo = BuildInfoMetric()
     let responses = ResponseCache()
     /// The schedule's TTL in nanoseconds (all the API needs of the schedule: staleness), read on
     /// the hot path without a lock.

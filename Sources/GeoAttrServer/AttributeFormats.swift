@@ -97,19 +97,34 @@ public enum AttributeRenderer {
         }.joined()
     }
 
-    /// An info metric with the attributes as labels, plus the result's age.
+    /// The served location for Prometheus: an info metric with the place as labels, the
+    /// coordinates as gauges of their own (a moving device would otherwise make a new series at
+    /// every fix), when the location was obtained (so that its age, `time() - x`, stays right in a
+    /// textfile written once per fix), and its age at rendering.
     public static func prometheus(_ view: AttributeView) -> String {
-        let labels = view.attributes.sorted { $0.key < $1.key }.map { key, value in
-            let name = key.replacingDots()
-            return "\(name)=\"\(escapedLabel(value.description))\""
+        let attributes = view.attributes.sorted { $0.key < $1.key }
+        let labels = attributes.compactMap { key, value -> String? in
+            guard case .string(let text) = value else { return nil }
+            return "\(key.replacingDots())=\"\(escapedLabel(text))\""
         }
-        var text = "# HELP geoattrd_location_info The current geo attributes, as labels.\n"
-        text += "# TYPE geoattrd_location_info gauge\n"
-        text += "geoattrd_location_info{\(labels.joined(separator: ","))} 1\n"
-        text += "# HELP geoattrd_location_age_seconds Age of the served location.\n"
-        text += "# TYPE geoattrd_location_age_seconds gauge\n"
+        var text = family("geoattrd_location_info", "The place of the served location, as labels; always 1.")
+        text += "geoattrd_location_info\(labels.isEmpty ? "" : "{\(labels.joined(separator: ","))}") 1\n"
+        for (key, name, axis) in [
+            ("geo.location.lat", "geoattrd_location_latitude_degrees", "Latitude"), ("geo.location.lon", "geoattrd_location_longitude_degrees", "Longitude"),
+        ] {
+            guard case .double(let degrees) = view.attributes[key] else { continue }
+            text += family(name, "\(axis) of the served location, in degrees, at the client's precision.")
+            text += "\(name) \(degrees)\n"
+        }
+        text += family("geoattrd_location_updated_timestamp_seconds", "When the served location was obtained, in seconds since the epoch.")
+        text += "geoattrd_location_updated_timestamp_seconds \(view.served.result.updatedAt.seconds)\n"
+        text += family("geoattrd_location_age_seconds", "Age of the served location when this was written.")
         text += "geoattrd_location_age_seconds \(view.ageSeconds)\n"
         return text
+    }
+
+    private static func family(_ name: String, _ help: String) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
     }
 
     /// A label value as the Prometheus text format wants it: `\`, `"` and newline escaped,

@@ -15,7 +15,7 @@ struct Daemon {
     let logger: Logger
 
     func run() async throws {
-        let parts = await DaemonParts(configuration: configuration, registry: registry, logger: logger)
+        let parts = try await DaemonParts(configuration: configuration, registry: registry, logger: logger)
         let services = await parts.services(loader: loader, logLevel: logLevel)
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -27,8 +27,9 @@ struct DaemonParts {
     let notifier: SystemdNotifier?
     let logger: Logger
 
-    /// Opens the index and restores the cached result: both are served from the first request.
-    init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async {
+    /// Opens the index, restores the cached result and binds the API's socket: all three are there
+    /// before any service runs. Throws when the socket cannot be bound.
+    init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
         let initialPower = StateFileWatcher.read(
@@ -59,6 +60,7 @@ struct DaemonParts {
             logger: Logger(label: "geoattrd.outputs"))
         notifier = SystemdNotifier()
         self.store = store
+        try await server.start()
     }
 
     /// The services of the group. Signals are trapped here, before any service runs, so that none

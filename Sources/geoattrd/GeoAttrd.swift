@@ -1,6 +1,7 @@
 import ArgumentParser
 import GeoAttrDaemonConfig
 import GeoAttrModel
+import GeoAttrServer
 import GeoIndex
 import GeoAttrSystemd
 import Logging
@@ -87,7 +88,8 @@ struct GeoAttrd: AsyncParsableCommand {
         let level = JournalLogHandler.SharedLevel(configuration.logLevel)
         LoggingSystem.bootstrap { label in JournalLogHandler(label: label, level: level) }
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: registry))
+        MetricFamilies.registerAtZero(in: registry)
         let logger = Logger(label: "geoattrd")
         do {
             try await Daemon(configuration: configuration, loader: loader, logLevel: level, registry: registry, logger: logger).run()

@@ -1,0 +1,51 @@
+import Foundation
+import GeoAttrClient
+import Testing
+import TestSupport
+
+/// The three Prometheus outputs of a running daemon, read by Prometheus's own checker.
+@Suite("Prometheus outputs")
+struct PrometheusOutputTests {
+    /// `promtool check metrics` on `text`: its exit status and what it printed.
+    static func promtool(_ text: String, in directory: TemporaryDirectory, name: String) async throws -> CommandResult {
+        let path = try directory.write(text, to: name)
+        return try await CommandResult.run("/bin/sh", ["-c", #"promtool check metrics < "$1" 2>&1"#, "sh", path])
+    }
+
+    @Test("/metrics, ?format=prometheus and the textfile pass promtool; every family has its help; coordinates are gauges of the location outputs only")
+    func outputsPassPromtool() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let textfile = directory.file("geo.prom")
+        let daemon = try DaemonProcess(
+            config: APIProcessTests.staticConfig + "outputs:\n  prometheus_file: \(textfile)\n", directory: directory)
+        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        let metrics = try await client.request("GET", "/metrics").text
+        let location = try await client.attributes(format: "prometheus").text
+        #expect(await eventually { FileManager.default.fileExists(atPath: textfile) })
+        let file = try String(contentsOfFile: textfile, encoding: .utf8)
+        #expect(await daemon.stop() == 0)
+
+        for (name, text) in [("metrics.txt", metrics), ("location.txt", location), ("geo.prom", file)] {
+            let checked = try await Self.promtool(text, in: directory, name: name)
+            #expect(checked.status == 0 && checked.stdout.isEmpty, "\(name): \(checked.stdout)\n\(text)")
+        }
+        // Documented families from the start, each with its help text; every fix outcome at zero.
+        for family in [
+            "geoattrd_fixes_total", "geoattrd_refresh_requests_total", "geoattrd_connected_clients", "geoattrd_update_subscribers",
+            "geoattrd_build_info", "geoattrd_time_to_fix_seconds", "geoattrd_cache_age_seconds",
+        ] {
+            #expect(metrics.contains("# HELP \(family) "), "\(family)")
+        }
+        #expect(metrics.contains(#"geoattrd_fixes_total{outcome="timeout"} 0"#))
+        #expect(metrics.contains(#"geoattrd_refresh_requests_total{decision="refused"} 0"#))
+        #expect(metrics.contains(#"geoattrd_build_info{version=""#))
+        #expect(!metrics.contains("latitude") && !metrics.contains("47.37"), "no location on /metrics")
+        for text in [location, file] {
+            #expect(text.contains("geoattrd_location_latitude_degrees 47.3769\n"))
+            #expect(text.contains("geoattrd_location_longitude_degrees 8.5417\n"))
+            #expect(text.contains("geoattrd_location_updated_timestamp_seconds "))
+            #expect(!text.contains("geo_location_lat"), "coordinates are not labels")
+        }
+    }
+}
