@@ -3,6 +3,10 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// One fuzzed entry point of the daemon. Set up once per process; `run` is called for every input.

@@ -9,6 +9,10 @@ import Prometheus
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The socket API end to end: the daemon's own `APIServer` listening on a Unix socket as the

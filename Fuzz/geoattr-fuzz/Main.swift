@@ -6,6 +6,10 @@ import Logging
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// libFuzzer harnesses for the daemon's input parsers, one binary for all: `GEOATTR_FUZZ_TARGET`

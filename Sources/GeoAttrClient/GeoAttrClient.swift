@@ -6,6 +6,10 @@ import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Why a request to geoattrd failed.

@@ -4,6 +4,10 @@ public import GeoAttrModel
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The last good result as JSON in the state directory, with a schema version, written

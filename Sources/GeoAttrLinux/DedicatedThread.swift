@@ -1,5 +1,11 @@
 public import GeoAttrCore
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Runs blocking work on a thread of its own, never on the Swift concurrency pool.
 ///

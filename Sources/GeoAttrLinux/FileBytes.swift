@@ -1,4 +1,10 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import SystemPackage
 
 /// Whole-file reads and crash-safe replacement with plain system calls, safe in directories

@@ -4,6 +4,10 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Watches one file with inotify, through its directory, so that replacement by rename,

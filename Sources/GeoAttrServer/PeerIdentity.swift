@@ -3,6 +3,10 @@ import NIOCore
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Who is on the other end of a connection, as the kernel says: the uid and every group, read

@@ -2,6 +2,10 @@ import GeoAttrLinux
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Creates the API's listening Unix socket so that it never exists with a wider mode than

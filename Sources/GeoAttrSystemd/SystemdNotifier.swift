@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The sd_notify datagram protocol (sd_notify(3)), without libsystemd: one AF_UNIX datagram of

@@ -2,6 +2,10 @@ import GeoIndex
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Places that `LocalityRule` can never name, so the index need not store them.

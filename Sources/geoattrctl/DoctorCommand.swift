@@ -7,6 +7,10 @@ import GeoAttrModel
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Diagnostics for a device where attributes are missing or wrong (the Core Location

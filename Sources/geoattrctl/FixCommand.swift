@@ -6,6 +6,10 @@ import Logging
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 struct FixCommand: AsyncParsableCommand {

@@ -5,6 +5,10 @@ import GeoIndexCLI
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `geoattrctl index build|info`: the offline reverse-geocoding index.

@@ -7,6 +7,10 @@ import Logging
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The parts a configuration describes, made the same way at start and on every reload.

@@ -13,6 +13,10 @@ import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Everything the daemon runs, made from one configuration: the served attributes, the index in

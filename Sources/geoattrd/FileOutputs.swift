@@ -8,6 +8,10 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// For consumers that cannot talk to a socket: rewrites, atomically on every change, an env

@@ -7,6 +7,10 @@ import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The daemon's signals, each with one owner: `SIGUSR1` forces a refresh, `SIGHUP` reloads the

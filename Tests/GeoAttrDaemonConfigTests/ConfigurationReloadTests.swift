@@ -1,5 +1,11 @@
 import GeoAttrCore
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Logging
 import Synchronization
 import Testing

@@ -7,6 +7,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The gpsd path against a real gpsd, fed by gpsfake with tracks generated here.

@@ -6,6 +6,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Clients that misbehave in numbers, against the release build with the leak checks: a

@@ -5,6 +5,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The system clock stepped under the running daemon. The schedule runs on the monotonic clock

@@ -7,6 +7,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// NMEA tracks for the gpsd, clock and signal fault scenarios, replayed phase by phase, and what

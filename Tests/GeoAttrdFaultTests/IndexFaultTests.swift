@@ -7,6 +7,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Broken geocoder indexes (small fixture indexes, damaged on purpose): at start the daemon

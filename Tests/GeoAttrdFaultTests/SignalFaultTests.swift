@@ -6,6 +6,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The daemon's inputs abused: the state file flapped a thousand times in a second, ten thousand

@@ -7,6 +7,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The state directory under real file-system faults: a tmpfs remounted read-only, a tmpfs

@@ -4,6 +4,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The daemon as it runs in the field: the built binary, a real gpsd fed by gpsfake, real

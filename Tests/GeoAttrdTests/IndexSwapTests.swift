@@ -6,6 +6,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The daemon with real indexes (small ones the test builds from synthetic sources): geocoded

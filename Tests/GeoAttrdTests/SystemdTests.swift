@@ -5,6 +5,10 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// systemd integration without systemd as PID 1: the test listens on a NOTIFY_SOCKET of its

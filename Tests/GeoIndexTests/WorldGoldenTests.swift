@@ -1,6 +1,12 @@
 #if canImport(Glibc)
 import TestSupport
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #endif
 import GeoIndex
 import Testing

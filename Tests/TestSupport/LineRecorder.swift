@@ -3,6 +3,10 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Reads a pipe on a thread of its own and keeps every line with the monotonic time it arrived,

@@ -3,6 +3,10 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A stand-in for systemd's notify socket: receives the daemon's sd_notify datagrams.

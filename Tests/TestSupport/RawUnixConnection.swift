@@ -4,6 +4,10 @@ import GeoAttrLinux
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A plain blocking Unix-socket connection, for clients that misbehave on purpose (malformed,
