@@ -23,6 +23,10 @@ python3 scripts/check-imports.py
 python3 scripts/check-shape.py
 python3 scripts/check-history.py
 
+# The example alert rules and the documented PromQL join, with Prometheus's own tool.
+promtool check rules examples/prometheus/geoattrd.rules.yml
+promtool test rules examples/prometheus/geoattrd.rules.test.yml
+
 # The systemd units: verify must be silent, security must not regress.
 bash scripts/check-units.sh
 
