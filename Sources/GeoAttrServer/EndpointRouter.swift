@@ -21,7 +21,10 @@ enum EndpointRouter {
         }
         guard let endpoint = table.first(where: { $0.path == request.path && $0.method == request.method }) else {
             let message = "\(request.method) is not allowed on \(request.path)"
-            return Routed(endpoint: name, reply: .response(.error(.methodNotAllowed, .methodNotAllowed, message)))
+            // RFC 9110: a 405 names the methods the path takes.
+            let allowed = table.filter { $0.path == request.path }.map { "\($0.method)" }.joined(separator: ", ")
+            let refusal = APIResponse.error(.methodNotAllowed, .methodNotAllowed, message, extraHeaders: [("allow", allowed)])
+            return Routed(endpoint: name, reply: .response(refusal))
         }
         if case .mutate(let action) = endpoint.access, !request.client.grant.mayMutate {
             let message = "uid \(request.client.peer.uid) may not \(action); see access.mutate"

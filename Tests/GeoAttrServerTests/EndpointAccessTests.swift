@@ -45,6 +45,14 @@ struct EndpointAccessTests {
         #expect(routed.endpoint == endpoint.name)
         #expect(routed.reply.response?.status == .methodNotAllowed)
         #expect(routed.reply.response?.text == #"{"error":"method_not_allowed","message":"DELETE is not allowed on \#(endpoint.path)"}"#)
+        let allowed = EndpointTable.endpoints.filter { $0.path == endpoint.path }.map { "\($0.method)" }
+        #expect(routed.reply.response?.headers["allow"] == [allowed.joined(separator: ", ")])
+        #expect(!allowed.isEmpty)
+    }
+
+    @Test func aMethodNotAllowedNamesTheMethodsThePathTakes() {
+        let routed = Self.fixture.route(Self.fixture.request(.POST, "/v1/attributes"))
+        #expect(routed.reply.response?.headers["allow"] == ["GET, HEAD"])
     }
 
     @Test func unknownPathIsNotFoundForReadersAndForbiddenForTheBlind() {
