@@ -39,6 +39,10 @@ swift test --filter GeoIndexTests
 # oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
 bash integrations/python/test.sh
 
+# The API document (docs/openapi.yaml) against the daemon just built: schemathesis generates
+# requests from it and every answer must match it.
+bash Tests/api/run.sh
+
 # The fault-injection suite runs the release build.
 bash scripts/fault-suite.sh
 

@@ -23,7 +23,8 @@ struct APIRequest: Sendable {
         self.client = client
     }
 
-    /// The path and the query's names and values, undecoded; a name without `=` has an empty value.
+    /// The path (undecoded) and the query's names and values, percent-decoded (`%2B` is `+`); a
+    /// name without `=` has an empty value.
     static func split(_ uri: String) -> (path: String, query: [String: String]) {
         // The common case, a poller's plain GET, without building a query dictionary.
         guard uri.utf8.contains(UInt8(ascii: "?")), let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
@@ -32,9 +33,37 @@ struct APIRequest: Sendable {
             // Empty pieces kept, so there is always a name, if empty ("?=" must not crash).
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = parts.first else { continue }
-            query[String(name)] = parts.count > 1 ? String(parts[1]) : ""
+            query[percentDecoded(name)] = parts.count > 1 ? percentDecoded(parts[1]) : ""
         }
         return (String(uri[..<mark]), query)
+    }
+
+    /// `%XX` escapes decoded; text with a malformed escape, or that does not decode to UTF-8, is
+    /// kept as sent (the endpoint then refuses it as it would any other bad value).
+    static func percentDecoded(_ text: Substring) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return String(text)
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self) ?? String(text)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 

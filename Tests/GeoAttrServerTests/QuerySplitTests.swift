@@ -24,4 +24,14 @@ struct QuerySplitTests {
         #expect(APIRequest.split("/v1/attributes?=json&format=json").1 == ["": "json", "format": "json"])
         #expect(APIRequest.split("/?&&=&").0 == "/")
     }
+
+    @Test("query names and values are percent-decoded; a malformed escape is kept as sent")
+    func percentDecoding() {
+        #expect(APIRequest.split("/v1/refresh?wait=1e%2B2").1 == ["wait": "1e+2"])
+        #expect(APIRequest.split("/v1/attributes?for%6Dat=%6Ftel").1 == ["format": "otel"])
+        #expect(APIRequest.split("/v1/attributes?format=%4").1 == ["format": "%4"])
+        #expect(APIRequest.split("/v1/attributes?format=%zz").1 == ["format": "%zz"])
+        #expect(APIRequest.split("/v1/attributes?format=%C3%BC").1 == ["format": "ü"])
+        #expect(APIRequest.split("/v1/attributes?format=%FF").1 == ["format": "%FF"])
+    }
 }
