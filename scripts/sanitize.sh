@@ -88,8 +88,10 @@ run() {
     echo "sanitize: swift test $* $((SECONDS - begin)) s" >&2
 }
 if [ "$scope" = quick ]; then
-    run --filter GeoAttrCoreTests --filter GeoAttrLinuxTests --filter GeoAttrGeocoderTests --filter GeoAttrServerTests \
-        --filter GeoAttrGPSDTests --filter GeoAttrCtlTests --filter GeoAttrdTests
+    # The unit suites apart from the gpsfake and daemon-process ones: run together, their
+    # parallel load under the sanitizer slows the daemons past the timing those tests allow.
+    run --filter GeoAttrCoreTests --filter GeoAttrLinuxTests --filter GeoAttrGeocoderTests --filter GeoAttrServerTests
+    run --filter GeoAttrGPSDTests --filter GeoAttrCtlTests --filter GeoAttrdTests
     run --filter BatchLookupTests
 else
     # As in scripts/test.sh: the index tests hold the concurrency threads, so they run alone.
