@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The tree describes the product as it is; how it came to be is git's.
 
-Fails when a tracked text file names a work session ("session 4"), an issue or pull request of
-this project ("#5", "(#12)", "issue 7", "PR 3") or a commit ("1313a74": a word of 7 to 40 hex
-digits with both digits and letters). Allowed:
+Fails when a tracked text file names a work session by its number, an issue or pull request of
+this project by its number (written with a hash sign, or after the word issue, PR or pull
+request), or a commit (a word of 7 to 40 hex digits with both digits and letters). Allowed:
   - upstream references written in full, owner/repo#N (swiftlang/swift#60441);
   - compiler directives and literals: #if, #expect, #filePath, ... (never followed by a digit);
   - hex constants written 0x..., UUIDs (their groups are joined by hyphens), digests longer

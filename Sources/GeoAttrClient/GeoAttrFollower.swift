@@ -77,6 +77,7 @@ public final class GeoAttrFollower: Sendable {
                     metadata: ["socket": "\(client.socketPath)", "retry": "\(retry)"])
                 lastFailure = failure
             }
+            logger?.debug("reconnecting to geoattrd", metadata: ["in": "\(retry)"])
             do {
                 try await Task.sleep(for: retry)
             } catch {

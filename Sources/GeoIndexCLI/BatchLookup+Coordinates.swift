@@ -1,4 +1,9 @@
 extension BatchLookup {
+    /// `lat,lon` read as `--batch` reads a line; `nil` when it is not two numbers.
+    public static func coordinates(_ text: String) -> (latitude: Double, longitude: Double)? {
+        parseCoordinates(Array(text.utf8)[...]).map { ($0.latitude, $0.longitude) }
+    }
+
     /// Parses `lat,lon` (spaces allowed around either number); also returns the two trimmed
     /// fields, which the output echoes when they are JSON numbers already.
     static func parseCoordinates<Text: BidirectionalCollection<UInt8>>(

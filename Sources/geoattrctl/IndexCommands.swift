@@ -111,10 +111,8 @@ struct LookupCommand: ParsableCommand {
 
     /// `LAT LON`, or `LAT,LON` as `--batch` reads it (spaces allowed around either number).
     var point: (latitude: Double, longitude: Double)? {
-        let fields = coordinates.count == 1 ? coordinates[0].split(separator: ",", omittingEmptySubsequences: false).map(String.init) : coordinates
-        guard fields.count == 2, let latitude = Double(fields[0].trimmingSpaces), let longitude = Double(fields[1].trimmingSpaces) else {
-            return nil
-        }
+        if coordinates.count == 1 { return BatchLookup.coordinates(coordinates[0]) }
+        guard coordinates.count == 2, let latitude = Double(coordinates[0]), let longitude = Double(coordinates[1]) else { return nil }
         return (latitude, longitude)
     }
 
@@ -142,16 +140,5 @@ struct LookupCommand: ParsableCommand {
             throw ExitCode(2)
         }
         print(PlaceJSON.render(reader.place(latitude: latitude, longitude: longitude), latitude: latitude, longitude: longitude))
-    }
-}
-
-extension StringProtocol {
-    /// Without the spaces and tabs around it.
-    fileprivate var trimmingSpaces: SubSequence {
-        let isSpace = { (character: Character) in character == " " || character == "\t" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return self[endIndex...]
-        }
-        return self[first...last]
     }
 }

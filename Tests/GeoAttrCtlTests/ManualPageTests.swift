@@ -19,7 +19,7 @@ struct ManualPageTests {
         let tool = try JSONDecoder().decode(ToolInfo.self, from: Data(result.stdout.utf8))
         let page = ManualPage.page(for: binary)
         let rendered = ManualPage(command: tool.command, section: page.section, extra: page.extra).render()
-        try ManualPageCheck.compare(rendered, withFile: "\(Self.root)/man/\(binary).\(page.section)", regenerate: Self.regenerate)
+        try GeneratedFile.compare(rendered, withFile: "\(Self.root)/man/\(binary).\(page.section)", regenerate: Self.regenerate)
     }
 }
 
@@ -232,26 +232,5 @@ struct ManualPage {
         var escaped = text.replacing("\\", with: "\\e").replacing("--", with: "\\-\\-")
         if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
         return escaped
-    }
-}
-
-/// A generated page against its committed copy.
-enum ManualPageCheck {
-    static func compare(_ rendered: String, withFile path: String, regenerate: String) throws {
-        if ProcessInfo.processInfo.environment["GEOATTR_WRITE_DOCS"] == "1" {
-            try rendered.write(toFile: path, atomically: true, encoding: .utf8)
-            return
-        }
-        let committed = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        guard committed != rendered else { return }
-        let old = committed.split(separator: "\n", omittingEmptySubsequences: false)
-        let new = rendered.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = zip(old, new).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(old.count, new.count)
-        Issue.record("""
-            \(path) is out of date with what generates it (first difference at line \(line + 1)):
-              committed: \(line < old.count ? String(old[line]) : "(end of file)")
-              generated: \(line < new.count ? String(new[line]) : "(end of file)")
-            Regenerate it: \(regenerate)
-            """)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GeoAttrModel
 import Testing
+import TestSupport
 
 @testable import GeoAttrDaemonConfig
 
@@ -19,7 +20,7 @@ struct ConfigurationReferenceTests {
     func generated(path: String, isManualPage: Bool) throws {
         let reference = try Self.reference()
         let rendered = isManualPage ? reference.roff() : reference.markdown()
-        try DocumentCheck.compare(rendered, withFile: Self.root + "/" + path, regenerate: ConfigurationReference.regenerate)
+        try GeneratedFile.compare(rendered, withFile: Self.root + "/" + path, regenerate: ConfigurationReference.regenerate)
     }
 
     @Test("every key has a description and an example from the shipped file")
@@ -29,26 +30,5 @@ struct ConfigurationReferenceTests {
             #expect(!reference.description(of: key).isEmpty, "\(key.name): no comment above it in config/geoattrd.yaml")
             #expect(!reference.example(of: key).isEmpty, "\(key.name)")
         }
-    }
-}
-
-/// A generated document against its committed copy.
-enum DocumentCheck {
-    static func compare(_ rendered: String, withFile path: String, regenerate: String) throws {
-        if ProcessInfo.processInfo.environment["GEOATTR_WRITE_DOCS"] == "1" {
-            try rendered.write(toFile: path, atomically: true, encoding: .utf8)
-            return
-        }
-        let committed = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        guard committed != rendered else { return }
-        let old = committed.split(separator: "\n", omittingEmptySubsequences: false)
-        let new = rendered.split(separator: "\n", omittingEmptySubsequences: false)
-        let line = zip(old, new).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(old.count, new.count)
-        Issue.record("""
-            \(path) is out of date with what generates it (first difference at line \(line + 1)):
-              committed: \(line < old.count ? String(old[line]) : "(end of file)")
-              generated: \(line < new.count ? String(new[line]) : "(end of file)")
-            Regenerate it: \(regenerate)
-            """)
     }
 }

@@ -3,6 +3,7 @@ import GeoAttrModel
 @testable import GeoAttrServer
 import NIOCore
 import Testing
+import TestSupport
 
 /// Refresh, state and watch through the whole pipeline, with the recording scheduler.
 @Suite("Pipeline: refresh, state and watch")
@@ -35,7 +36,7 @@ struct PipelineDeferredTests {
         let fixture = ServerFixture(scheduler: RecordingScheduler(outcome: .started, result: nil))
         let connection = try await AsyncConnection(fixture)
         try await connection.send("POST /v1/refresh?wait=60 HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
-        while fixture.scheduler.commands.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await eventually { !fixture.scheduler.commands.isEmpty })
         fixture.server.connections.shutDownAll()
         fixture.server.refreshWaits.finishAll()
         let responses = try await connection.responses(1)
