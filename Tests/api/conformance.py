@@ -111,7 +111,8 @@ def main() -> int:
             "--phases", "examples,coverage,fuzzing", "--seed", "1", "--no-color",
         ]
         print("conformance: " + " ".join(command), flush=True)
-        status = subprocess.call(command)
+        # In the scratch directory: schemathesis keeps a cache of what it found in its working directory.
+        status = subprocess.call(command, cwd=directory)
     finally:
         listener.close()
         daemon.send_signal(signal.SIGTERM)
