@@ -16,7 +16,7 @@ struct FixCommandTests {
     @Test("prints one JSON object with the track's position to 1e-6 degrees")
     func printsTheFix() async throws {
         let epoch = NMEATrack.Epoch(latitude: Self.position.latitude, longitude: Self.position.longitude, mode: 3)
-        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 20)).render()) { gpsfake in
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 20)).render(), once: false) { gpsfake in
             let result = try await CommandResult.run(Self.geoattrctl, ["fix", "--gpsd", gpsfake.endpoint, "--timeout", "20"])
             #expect(result.status == 0, "stderr: \(result.stderr)")
             let lines = result.stdout.split(separator: "\n")

@@ -18,6 +18,11 @@ import Darwin
 struct GPSDFixSourceTests {
     static let eiffel = (latitude: 48.8583701, longitude: 2.2944813)
     static let fix3D = NMEATrack.Epoch(latitude: eiffel.latitude, longitude: eiffel.longitude, mode: 3)
+    /// Epochs of the phase a test's fix comes from. gpsfake replays from the moment its own
+    /// watcher connects and then stops: on a loaded machine (a sanitizer run with a hundred tests
+    /// beside it) the source under test can connect seconds later, and a short track would be
+    /// over by then. The test stops gpsfake as soon as it has its fix, so length costs nothing.
+    static let outlastsConnection = 200
 
     func source(
         _ gpsfake: GPSFake, log: RecordedLog? = nil, configure: (inout FixAcceptanceRules) -> Void = { _ in }
@@ -54,7 +59,7 @@ struct GPSDFixSourceTests {
 
     @Test("steady 3D fix: the track's position to 1e-6 degrees")
     func steadyThreeDimensionalFix() async throws {
-        let track = NMEATrack(epochs: NMEATrack.repeating(Self.fix3D, 20))
+        let track = NMEATrack(epochs: NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let fix = try await source(gpsfake).fix()
             expectPosition(fix, Self.eiffel.latitude, Self.eiffel.longitude)
@@ -72,7 +77,7 @@ struct GPSDFixSourceTests {
         let later = (latitude: 50.8466, longitude: 4.3528)
         let track = NMEATrack(
             epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 2), 20)
-                + NMEATrack.repeating(NMEATrack.Epoch(latitude: later.latitude, longitude: later.longitude, mode: 3), 12))
+                + NMEATrack.repeating(NMEATrack.Epoch(latitude: later.latitude, longitude: later.longitude, mode: 3), Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
             let fix = try await source(gpsfake, log: log).fix()
@@ -85,7 +90,7 @@ struct GPSDFixSourceTests {
     @Test("2D only: accepted as a 2D fix without altitude")
     func twoDimensionalOnly() async throws {
         let epoch = NMEATrack.Epoch(latitude: -33.8567844, longitude: 151.2152967, mode: 2).with { $0.rmc = false }
-        let track = NMEATrack(epochs: NMEATrack.repeating(epoch, 16))
+        let track = NMEATrack(epochs: NMEATrack.repeating(epoch, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let fix = try await source(gpsfake) { $0.minimumMode = .twoDimensional }.fix()
             expectPosition(fix, -33.8567844, 151.2152967)
@@ -118,7 +123,7 @@ struct GPSDFixSourceTests {
         // replays from the moment its own watcher connects, so these epochs must outlast the
         // client's connection on a loaded machine (6 epochs, under a second, did not).
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, 10))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let before = UTCTimestamp.now()
             let fix = try await source(gpsfake).fix()
@@ -132,7 +137,7 @@ struct GPSDFixSourceTests {
     @Test("time required: waits for the first report with the receiver's time")
     func timeRequired() async throws {
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, 10))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
             let fix = try await source(gpsfake, log: log) { $0.requireTime = true }.fix()
@@ -148,7 +153,7 @@ struct GPSDFixSourceTests {
     func largeErrorThatImproves() async throws {
         let coarse = NMEATrack.Epoch(latitude: 40.0, longitude: -3.7, mode: 3, hdop: 15)  // 285 m
         let fine = NMEATrack.Epoch(latitude: 40.4168, longitude: -3.7038, mode: 3, hdop: 2.0)  // 38 m
-        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, 20) + NMEATrack.repeating(fine, 10))
+        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, 20) + NMEATrack.repeating(fine, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
             let fix = try await source(gpsfake, log: log).fix()
@@ -177,7 +182,7 @@ struct GPSDFixSourceTests {
             $0.gsa = false
             $0.gsv = false
         }
-        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 16)).render()) { gpsfake in
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, Self.outlastsConnection)).render()) { gpsfake in
             let fix = try await source(gpsfake).fix()
             expectPosition(fix, Self.eiffel.latitude, Self.eiffel.longitude)
             #expect(fix.horizontalErrorMeters == nil)
@@ -238,7 +243,7 @@ struct GPSDFixSourceTests {
     func garbageInStream() async throws {
         let noise = "\u{01}\u{02}\u{7f}garbage!!\r\n$GPGGA,1234,trunc\r\n$GPRMC,bad*00\r\n\u{fe}\u{ff}zz$$$$\r\n"
         let epoch = Self.fix3D.with { $0.noiseBefore = noise }
-        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 20)).render()) { gpsfake in
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, Self.outlastsConnection)).render()) { gpsfake in
             let fix = try await source(gpsfake).fix()
             expectPosition(fix, Self.eiffel.latitude, Self.eiffel.longitude)
         }
@@ -298,7 +303,7 @@ struct GPSDFixSourceTests {
 
     @Test("the connection is released right after the accepted report, as gpsd sees it")
     func releaseAfterAcceptedReport() async throws {
-        let track = NMEATrack(epochs: NMEATrack.repeating(Self.fix3D, 20))
+        let track = NMEATrack(epochs: NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render(), gpsdDebugLevel: 4) { gpsfake in
             _ = try await source(gpsfake).fix()
             let client = try #require(await gpsfake.clientUnderTest())
