@@ -105,7 +105,7 @@ struct FirstReportTests {
         try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(coarse, 200)).render(), cycle: 0.05) { gpsfake in
             let log = RecordedLog()
             let started = ContinuousClock.now
-            let fixing = Task { await attempt(source(gpsfake, log: log) { $0.timeout = .seconds(60) }) }
+            let fixing = Task { await attempt(source(gpsfake, log: log) { $0.timeout = .seconds(100 * TestTiming.scale) }) }
             // Once the source has seen a coarse report, gpsd goes away.
             let seen = await eventually(timeout: .seconds(20), interval: .milliseconds(20)) {
                 positionReports(log).contains { $0.mode == 3 && ($0.errorMeters ?? 0) > 100 }
@@ -120,7 +120,7 @@ struct FirstReportTests {
             #expect(fix.acceptedAsFallback == true)
             let error = try #require(fix.horizontalErrorMeters)
             #expect(error > 100 && error <= 500)
-            #expect(ContinuousClock.now - started < .seconds(30), "it ran to the timeout instead of ending with the connection")
+            #expect(ContinuousClock.now - started < .seconds(30 * TestTiming.scale), "it ran to the timeout instead of ending with the connection")
         }
     }
 

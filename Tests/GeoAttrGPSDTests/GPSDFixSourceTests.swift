@@ -23,12 +23,18 @@ struct GPSDFixSourceTests {
     /// beside it) the source under test can connect seconds later, and a short track would be
     /// over by then. The test stops gpsfake as soon as it has its fix, so length costs nothing.
     static let outlastsConnection = 200
+    /// Epochs of an opening phase the source must see before its fix arrives (no fix yet, no
+    /// time yet, a large error): 48 epochs last 10 to 12 s, longer than the source has taken to
+    /// connect at the start of a full parallel run, when twenty gpsds start at once (20 epochs
+    /// did not always suffice). The test waits through this phase, so it is no longer than that.
+    static let openingPhase = 48
 
     func source(
         _ gpsfake: GPSFake, log: RecordedLog? = nil, configure: (inout FixAcceptanceRules) -> Void = { _ in }
     ) -> GPSDFixSource {
         var rules = FixAcceptanceRules()
-        rules.timeout = .seconds(30)
+        // Long enough for an opening phase replayed as slowly as TestTiming asks.
+        rules.timeout = .seconds(60 * TestTiming.scale)
         configure(&rules)
         var source = GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port), rules: rules)
         if let log { source.logger = log.logger }
@@ -76,7 +82,7 @@ struct GPSDFixSourceTests {
     func noFixPeriodThenFix() async throws {
         let later = (latitude: 50.8466, longitude: 4.3528)
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 2), 20)
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 2), Self.openingPhase)
                 + NMEATrack.repeating(NMEATrack.Epoch(latitude: later.latitude, longitude: later.longitude, mode: 3), Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
@@ -113,7 +119,7 @@ struct GPSDFixSourceTests {
                 return
             }
             #expect(reports > 0)
-            #expect(ContinuousClock.now - started < .seconds(8))
+            #expect(ContinuousClock.now - started < .seconds(8 * TestTiming.scale))
         }
     }
 
@@ -123,7 +129,7 @@ struct GPSDFixSourceTests {
         // replays from the moment its own watcher connects, so these epochs must outlast the
         // client's connection on a loaded machine (6 epochs, under a second, did not).
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, Self.openingPhase) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let before = UTCTimestamp.now()
             let fix = try await source(gpsfake).fix()
@@ -137,14 +143,14 @@ struct GPSDFixSourceTests {
     @Test("time required: waits for the first report with the receiver's time")
     func timeRequired() async throws {
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, 20) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
+            epochs: NMEATrack.repeating(Self.fix3D.with { $0.rmc = false }, Self.openingPhase) + NMEATrack.repeating(Self.fix3D, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
             let fix = try await source(gpsfake, log: log) { $0.requireTime = true }.fix()
             let time = try #require(fix.receiverTime)
             #expect(fix.timeSource == .receiver)
             // One of the epochs that carried RMC.
-            #expect((track.unixTime(ofEpoch: 20)...track.unixTime(ofEpoch: 29)).contains(time.seconds))
+            #expect((track.unixTime(ofEpoch: Self.openingPhase)...track.unixTime(ofEpoch: Self.openingPhase + Self.outlastsConnection - 1)).contains(time.seconds))
             #expect(positionReports(log).contains { $0.mode >= 2 && !$0.hasTime }, "the source never saw a fix without time")
         }
     }
@@ -153,7 +159,7 @@ struct GPSDFixSourceTests {
     func largeErrorThatImproves() async throws {
         let coarse = NMEATrack.Epoch(latitude: 40.0, longitude: -3.7, mode: 3, hdop: 15)  // 285 m
         let fine = NMEATrack.Epoch(latitude: 40.4168, longitude: -3.7038, mode: 3, hdop: 2.0)  // 38 m
-        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, 20) + NMEATrack.repeating(fine, Self.outlastsConnection))
+        let track = NMEATrack(epochs: NMEATrack.repeating(coarse, Self.openingPhase) + NMEATrack.repeating(fine, Self.outlastsConnection))
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let log = RecordedLog()
             let fix = try await source(gpsfake, log: log).fix()
@@ -218,8 +224,8 @@ struct GPSDFixSourceTests {
             return
         }
         #expect(endpoint == "127.0.0.1:\(port)")
-        // Not the 30 s timeout: a refused connection fails at once (loose bound for loaded CI).
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Not the source's timeout: a refused connection fails at once (loose bound for loaded CI).
+        #expect(ContinuousClock.now - started < .seconds(10 * TestTiming.scale))
     }
 
     @Test("gpsd killed mid-fix: connection lost, no hang")
@@ -261,7 +267,7 @@ struct GPSDFixSourceTests {
                 return
             }
             #expect(reports > 0)
-            #expect(elapsed >= .seconds(3) && elapsed < .seconds(15))
+            #expect(elapsed >= .seconds(3) && elapsed < .seconds(15 * TestTiming.scale))
         }
     }
 
@@ -271,7 +277,7 @@ struct GPSDFixSourceTests {
         try await GPSFake.run(nmea: track.render()) { gpsfake in
             let started = ContinuousClock.now
             let result = await attempt(source(gpsfake) {
-                    $0.timeout = .seconds(60)
+                    $0.timeout = .seconds(100 * TestTiming.scale)
                     $0.noSatelliteTimeout = .seconds(2)
                 })
             guard case .failure(.noSatellites(let seconds)) = result else {
@@ -279,7 +285,7 @@ struct GPSDFixSourceTests {
                 return
             }
             #expect(seconds >= 2)
-            #expect(ContinuousClock.now - started < .seconds(20))
+            #expect(ContinuousClock.now - started < .seconds(20 * TestTiming.scale))
         }
     }
 
