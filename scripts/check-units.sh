@@ -4,8 +4,9 @@
 # must not score geoattrd.service or its gpsd relay, geoattrd-gpsd.service, worse than
 # MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in docs/operating.md ("Units").
 # As root, also the runtime layout offline: sysusers.d and tmpfiles.d applied to an empty root must
-# make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
-# the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
+# make /run/geoattrd geoattrd:geoattrd 0755, the state file geoattrd:geoattr-state 0660 and the
+# textfile directory geoattrd:geoattr-metrics 2750, and the units must ask for the same directory
+# mode and the socket's group (scripts/systemd-test.sh
 # checks the layout under a running systemd).
 # Also verifies the units and drop-ins of the Collector recipe (examples/collector/).
 # Needs a built geoattrd (verify checks ExecStart) and the tree's manual pages (it runs man(1) for each
@@ -72,12 +73,13 @@ if [ "$(id -u)" -eq 0 ]; then
         echo "$(awk -F: -v id="$uid" '$3 == id { print $1 }' "$layout/etc/passwd"):$(awk -F: -v id="$gid" '$3 == id { print $1 }' "$layout/etc/group") $rest"
     }
     for expected in "/run/geoattrd geoattrd:geoattrd 755 directory" "/run/geoattrd/state geoattrd:geoattr-state 660 regular empty file" \
-        "/var/lib/geoattrd geoattrd:geoattrd 750 directory"; do
+        "/run/geoattrd/textfile geoattrd:geoattr-metrics 2750 directory" "/var/lib/geoattrd geoattrd:geoattrd 750 directory"; do
         path=${expected%% *}
         got=$(described "$path")
         [ "$path $got" = "$expected" ] || problems+=("tmpfiles.d makes $path '$got', expected '${expected#* }'")
     done
     grep -q '^geoattr:' "$layout/etc/group" || problems+=("sysusers.d makes no group geoattr")
+    grep -q '^geoattr-metrics:' "$layout/etc/group" || problems+=("sysusers.d makes no group geoattr-metrics")
 else
     echo "check-units: not root: the offline runtime layout (sysusers.d, tmpfiles.d) is not checked" >&2
 fi
@@ -86,7 +88,7 @@ if [ ${#problems[@]} -gt 0 ]; then
     exit 1
 fi
 if [ "$(id -u)" -eq 0 ]; then
-    echo "runtime layout (sysusers.d, tmpfiles.d, offline): /run/geoattrd geoattrd:geoattrd 0755, state file geoattrd:geoattr-state 0660; the units agree"
+    echo "runtime layout (sysusers.d, tmpfiles.d, offline): /run/geoattrd geoattrd:geoattrd 0755, state file geoattrd:geoattr-state 0660, textfile directory geoattrd:geoattr-metrics 2750; the units agree"
 else
     echo "runtime layout: the units agree (RuntimeDirectoryMode=, DirectoryMode= 0755, SocketGroup=geoattr)"
 fi

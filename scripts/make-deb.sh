@@ -157,6 +157,7 @@ if [ "$1" = "purge" ]; then
     if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi
     if getent group geoattr-state >/dev/null; then groupdel geoattr-state >/dev/null 2>&1 || true; fi
+    if getent group geoattr-metrics >/dev/null; then groupdel geoattr-metrics >/dev/null 2>&1 || true; fi
 fi
 exit 0
 SCRIPT
