@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks the systemd units: `systemd-analyze verify` must print nothing (it exits 0 on a
 # misspelled option, so any output line fails), and `systemd-analyze security --offline=yes`
-# must not score geoattrd.service or its gpsd relay, geoattrd-gpsd.service, worse than
-# MAX_EXPOSURE (default 1.0). What each still lacks, and why, is in docs/operating.md ("Units").
+# must not score geoattrd.service or its relays, geoattrd-gpsd.service (to gpsd) and
+# geoattrd-metrics-proxy.service (loopback TCP to the metrics socket), worse than MAX_EXPOSURE
+# (default 1.0). What each still lacks, and why, is in docs/operating.md ("Units").
 # As root, also the runtime layout offline: sysusers.d and tmpfiles.d applied to an empty root must
-# make /run/geoattrd geoattrd:geoattrd 0755 and the state file geoattrd:geoattr-state 0660, and
-# the units must ask for the same directory mode and the socket's group (scripts/systemd-test.sh
+# make /run/geoattrd geoattrd:geoattrd 0755, the state file geoattrd:geoattr-state 0660 and the
+# textfile directory geoattrd:geoattr-metrics 2750, and the units must ask for the same directory
+# mode and the socket's group (scripts/systemd-test.sh
 # checks the layout under a running systemd).
 # Also verifies the units and drop-ins of the Collector recipe (examples/collector/).
 # Needs a built geoattrd (verify checks ExecStart) and the tree's manual pages (it runs man(1) for each
@@ -16,7 +18,8 @@ bin=$(swift build --show-bin-path)/geoattrd
 [ -x "$bin" ] || { echo "check-units: build geoattrd first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service "$work/"
+cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service systemd/geoattrd-metrics.socket \
+    systemd/geoattrd-metrics-proxy.socket systemd/geoattrd-metrics-proxy.service "$work/"
 sed "s|^ExecStart=/usr/bin/geoattrd|ExecStart=$bin|" systemd/geoattrd.service >"$work/geoattrd.service"
 # verify runs man(1) for each Documentation=man:PAGE(N): the tree's pages, as installed.
 for page in man/*.[1-8]; do
@@ -24,13 +27,13 @@ for page in man/*.[1-8]; do
     cp "$page" "$work/man/man${page##*.}/"
 done
 output=$(cd "$work" && MANPATH="$work/man:" systemd-analyze verify geoattrd.service geoattrd.socket geoattrd-gpsd.socket \
-    geoattrd-gpsd.service 2>&1 || true)
+    geoattrd-gpsd.service geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service 2>&1 || true)
 if [ -n "$output" ]; then
     echo "check-units: systemd-analyze verify complained:" >&2
     echo "$output" >&2
     exit 1
 fi
-echo "systemd-analyze verify: clean (4 units)"
+echo "systemd-analyze verify: clean (7 units)"
 # The Collector recipe's units (examples/collector/): the restart pair instantiated for a consumer,
 # and its two drop-ins on stand-ins for the units they extend (a consumer's own ExecStart is the
 # operator's). scripts/systemd-test.sh runs them under systemd.
@@ -58,6 +61,14 @@ problems=()
     problems+=("geoattrd.service: User=/Group= are not geoattrd (tmpfiles.d's owner of /run/geoattrd)")
 [ "$(setting DirectoryMode systemd/geoattrd.socket)" = 0755 ] || problems+=("geoattrd.socket: DirectoryMode= is not 0755")
 [ "$(setting SocketGroup systemd/geoattrd.socket)" = geoattr ] || problems+=("geoattrd.socket: SocketGroup= is not geoattr")
+[ "$(setting DirectoryMode systemd/geoattrd-metrics.socket)" = 0755 ] || problems+=("geoattrd-metrics.socket: DirectoryMode= is not 0755")
+[ "$(setting Service systemd/geoattrd-metrics.socket):$(setting FileDescriptorName systemd/geoattrd-metrics.socket)" = geoattrd.service:metrics ] ||
+    problems+=("geoattrd-metrics.socket: not Service=geoattrd.service with FileDescriptorName=metrics (the name geoattrd looks for)")
+metrics_path=$(setting ListenStream systemd/geoattrd-metrics.socket)
+proxy_target=$(setting ExecStart systemd/geoattrd-metrics-proxy.service)
+proxy_target=${proxy_target##* }
+[ "$proxy_target" = "$metrics_path" ] ||
+    problems+=("geoattrd-metrics-proxy.service relays to $proxy_target, not to geoattrd-metrics.socket's $metrics_path")
 if [ "$(id -u)" -eq 0 ]; then
     layout=$work/layout
     mkdir -p "$layout/etc" "$layout/usr/lib/sysusers.d" "$layout/usr/lib/tmpfiles.d"
@@ -72,12 +83,13 @@ if [ "$(id -u)" -eq 0 ]; then
         echo "$(awk -F: -v id="$uid" '$3 == id { print $1 }' "$layout/etc/passwd"):$(awk -F: -v id="$gid" '$3 == id { print $1 }' "$layout/etc/group") $rest"
     }
     for expected in "/run/geoattrd geoattrd:geoattrd 755 directory" "/run/geoattrd/state geoattrd:geoattr-state 660 regular empty file" \
-        "/var/lib/geoattrd geoattrd:geoattrd 750 directory"; do
+        "/run/geoattrd/textfile geoattrd:geoattr-metrics 2750 directory" "/var/lib/geoattrd geoattrd:geoattrd 750 directory"; do
         path=${expected%% *}
         got=$(described "$path")
         [ "$path $got" = "$expected" ] || problems+=("tmpfiles.d makes $path '$got', expected '${expected#* }'")
     done
     grep -q '^geoattr:' "$layout/etc/group" || problems+=("sysusers.d makes no group geoattr")
+    grep -q '^geoattr-metrics:' "$layout/etc/group" || problems+=("sysusers.d makes no group geoattr-metrics")
 else
     echo "check-units: not root: the offline runtime layout (sysusers.d, tmpfiles.d) is not checked" >&2
 fi
@@ -86,12 +98,12 @@ if [ ${#problems[@]} -gt 0 ]; then
     exit 1
 fi
 if [ "$(id -u)" -eq 0 ]; then
-    echo "runtime layout (sysusers.d, tmpfiles.d, offline): /run/geoattrd geoattrd:geoattrd 0755, state file geoattrd:geoattr-state 0660; the units agree"
+    echo "runtime layout (sysusers.d, tmpfiles.d, offline): /run/geoattrd geoattrd:geoattrd 0755, state file geoattrd:geoattr-state 0660, textfile directory geoattrd:geoattr-metrics 2750; the units agree"
 else
     echo "runtime layout: the units agree (RuntimeDirectoryMode=, DirectoryMode= 0755, SocketGroup=geoattr)"
 fi
 max=${MAX_EXPOSURE:-1.0}
-for unit in geoattrd.service geoattrd-gpsd.service; do
+for unit in geoattrd.service geoattrd-gpsd.service geoattrd-metrics-proxy.service; do
     report=$(systemd-analyze security --offline=yes "systemd/$unit" 2>&1)
     score=$(printf '%s\n' "$report" | sed -n "s/.*Overall exposure level for $unit: \([0-9.]*\).*/\1/p")
     [ -n "$score" ] || { echo "check-units: no score for $unit:" >&2; echo "$report" >&2; exit 1; }

@@ -3,7 +3,7 @@
 # device needs no Swift toolchain), position-dependent and stripped, installed by
 # scripts/install.sh into a staging root, with maintainer scripts that create the user and
 # groups, lay out /run/geoattrd (and repair the layout of an older version on upgrade), enable the
-# socket, and purge cleanly. The world index goes into a package of its own: the daemon and the
+# sockets (the Prometheus ones stay the operator's to enable), and purge cleanly. The world index goes into a package of its own: the daemon and the
 # data are upgraded apart (a new daemon does not download the index again), and a device that
 # serves coordinates only, or carries an index of its own, need not install it.
 #   scripts/make-deb.sh [OUTDIR]   (default: dist/) writes
@@ -129,7 +129,13 @@ if [ "$1" = "configure" ]; then
     deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
         systemctl enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
     if [ -d /run/systemd/system ]; then
-        systemctl start geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
+        # The Prometheus sockets are the operator's to enable; prerm stopped those that were, and
+        # they start again with the others, before any client can start the daemon without them.
+        sockets="geoattrd.socket geoattrd-gpsd.socket"
+        for unit in geoattrd-metrics.socket geoattrd-metrics-proxy.socket; do
+            if systemctl --quiet is-enabled "$unit" 2>/dev/null; then sockets="$sockets $unit"; fi
+        done
+        systemctl start $sockets >/dev/null 2>&1 || true
     fi
 fi
 exit 0
@@ -138,7 +144,8 @@ cat >"$root/DEBIAN/prerm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
-    systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
+    systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
+        geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket geoattrd-metrics.socket >/dev/null 2>&1 || true
 fi
 exit 0
 SCRIPT
@@ -146,17 +153,22 @@ cat >"$root/DEBIAN/postrm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
-    deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
+    deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket >/dev/null 2>&1 || true
 fi
 if [ "$1" = "purge" ]; then
-    deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket >/dev/null 2>&1 || true
+    deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket >/dev/null 2>&1 || true
     rm -rf /var/lib/geoattrd /run/geoattrd /etc/geoattrd
     rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/sockets.target.wants/geoattrd-gpsd.socket \
+        /etc/systemd/system/sockets.target.wants/geoattrd-metrics.socket \
+        /etc/systemd/system/sockets.target.wants/geoattrd-metrics-proxy.socket \
         /etc/systemd/system/multi-user.target.wants/geoattrd.service
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi
     if getent group geoattr-state >/dev/null; then groupdel geoattr-state >/dev/null 2>&1 || true; fi
+    if getent group geoattr-metrics >/dev/null; then groupdel geoattr-metrics >/dev/null 2>&1 || true; fi
 fi
 exit 0
 SCRIPT

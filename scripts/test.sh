@@ -23,7 +23,9 @@ python3 scripts/check-imports.py
 python3 scripts/check-shape.py
 python3 scripts/check-history.py
 
-# The example alert rules and the documented PromQL join, with Prometheus's own tool.
+# The example scrape configuration, alert rules and the documented PromQL join, with Prometheus's
+# own tool.
+promtool check config examples/prometheus/prometheus.yml
 promtool check rules examples/prometheus/geoattrd.rules.yml
 promtool test rules examples/prometheus/geoattrd.rules.test.yml
 

@@ -73,6 +73,7 @@ package enum ConfigurationKeys {
     package static let apiHeartbeat = ConfigurationKey("api.heartbeat_s", .double, default: "30", flag: nil, applied: .restart)
     package static let apiMaximumConnections = ConfigurationKey("api.max_connections", .int, default: "1024", flag: nil, applied: .restart)
     package static let apiMaximumConnectionsPerUID = ConfigurationKey("api.max_connections_per_uid", .int, default: "64", flag: nil, applied: .restart)
+    package static let apiMetricsSocket = ConfigurationKey("api.metrics_socket", .string, default: "", flag: nil, applied: .restart)
     package static let outputsEnvFile = ConfigurationKey("outputs.env_file", .string, default: "", flag: nil, applied: .restart)
     package static let outputsPrometheusFile = ConfigurationKey("outputs.prometheus_file", .string, default: "", flag: nil, applied: .restart)
     package static let outputsLevel = ConfigurationKey("outputs.level", .string, default: "exact", flag: nil, applied: .reload)
@@ -117,6 +118,7 @@ package enum ConfigurationKeys {
         apiHeartbeat,
         apiMaximumConnections,
         apiMaximumConnectionsPerUID,
+        apiMetricsSocket,
         outputsEnvFile,
         outputsPrometheusFile,
         outputsLevel,

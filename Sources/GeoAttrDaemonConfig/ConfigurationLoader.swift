@@ -73,6 +73,7 @@ package struct ConfigurationLoader: Sendable {
         try readServer(config, into: &result)
         try readOutputs(config, into: &result)
         try readAccessAndLog(config, into: &result)
+        try checkMetricsSocket(result)
         return result
     }
 
@@ -204,6 +205,27 @@ package struct ConfigurationLoader: Sendable {
         }
         limits.maximumConnectionsPerUID = perUID
         result.limits = limits
+        if let metrics = config.string(forKey: Keys.apiMetricsSocket.configKey), !metrics.isEmpty {
+            result.metricsSocket = try path(config, Keys.apiMetricsSocket, default: metrics)
+        }
+    }
+
+    /// The metrics socket needs a path of its own that a socket can have: bound over the API's
+    /// socket, the state file or an output file, it would take that path's place.
+    private func checkMetricsSocket(_ result: DaemonConfiguration) throws {
+        guard let metrics = result.metricsSocket else { return }
+        // sockaddr_un's sun_path holds 108 bytes, its terminating NUL included.
+        guard metrics.utf8.count <= 107 else {
+            throw ConfigurationError(
+                key: Keys.apiMetricsSocket.name, problem: "\(metrics.utf8.count) bytes long; a Unix socket's path holds at most 107")
+        }
+        let taken: [(ConfigurationKey, String?)] = [
+            (Keys.socketPath, result.socketPath), (Keys.stateFile, result.stateFile),
+            (Keys.outputsEnvFile, result.envOutput), (Keys.outputsPrometheusFile, result.prometheusOutput),
+        ]
+        if let other = taken.first(where: { $0.1 == metrics })?.0 {
+            throw ConfigurationError(key: Keys.apiMetricsSocket.name, problem: "'\(metrics)' is \(other.name) too; the metrics socket needs a path of its own")
+        }
     }
 
     /// outputs.*: the files and what they may show.

@@ -39,6 +39,8 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var socketPath = "/run/geoattrd/geoattrd.sock"
     package var socketMode: UInt32 = 0o660
     package var limits = ServerLimits()
+    /// A second socket that answers `GET /metrics` alone (`api.metrics_socket`); `nil`: none.
+    package var metricsSocket: String?
     package var envOutput: String?
     package var prometheusOutput: String?
     package var outputGrant = Grant(level: .exact)
@@ -85,6 +87,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
             (Keys.apiHeadTimeout.name, seconds(limits.headTimeout)), (Keys.apiIdleTimeout.name, seconds(limits.idleTimeout)),
             (Keys.apiHeartbeat.name, seconds(limits.heartbeatInterval)), (Keys.apiMaximumConnections.name, "\(limits.maximumConnections)"),
             (Keys.apiMaximumConnectionsPerUID.name, "\(limits.maximumConnectionsPerUID)"),
+            (Keys.apiMetricsSocket.name, metricsSocket ?? ""),
             (Keys.outputsEnvFile.name, envOutput ?? ""), (Keys.outputsPrometheusFile.name, prometheusOutput ?? ""),
             (Keys.outputsLevel.name, outputGrant.level.rawValue),
             (Keys.outputsDecimals.name, outputGrant.coordinateDecimals.map { "\($0)" } ?? ""),

@@ -112,7 +112,8 @@ package enum FileBytes {
             unlinkat(directoryFD, temporary, 0)
             return WriteError(reason: "\(step) \(directory)/\(temporary): \(reason)")
         }
-        // The group before the mode: until then the file has the daemon's primary group.
+        // The group before the mode: until then the file has the group it was created with (the
+        // daemon's primary group, or a set-group-ID directory's).
         if let group, fchown(fd, uid_t.max, gid_t(group)) != 0 {
             throw fail("setting group \(group) on")
         }

@@ -37,7 +37,8 @@ public struct ServerLimits: Sendable, Hashable {
     public init() {}
 }
 
-/// The HTTP/1.1 API on a Unix domain socket, on SwiftNIO's HTTP/1 codec.
+/// The HTTP/1.1 API on a Unix domain socket, on SwiftNIO's HTTP/1 codec; and, when configured,
+/// a second socket that answers `GET /metrics` alone through the same pipeline.
 ///
 /// It reads the served result and status from the `AttributeStore` and sends commands to the
 /// scheduler (`SchedulerCommands`); it never reaches into either's internals.
@@ -49,13 +50,31 @@ public final class APIServer: Service, Sendable {
         case descriptor(Int32)
     }
 
-    let context: ServerContext
-    private let listening: Listening
-    private let group: MultiThreadedEventLoopGroup
-    private let serverChannel = Mutex<(any Channel)?>(nil)
+    /// One socket the server answers on, with the endpoint table it answers from.
+    struct Listener: Sendable {
+        /// What the log calls it.
+        var name: String
+        var listening: Listening
+        var table: [Endpoint]
+        /// The configuration key its failures name.
+        var setting: String
+    }
 
+    /// Why a socket could not be bound or adopted, naming the key that configures it.
+    public struct StartFailure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    let context: ServerContext
+    private let listeners: [Listener]
+    private let group: MultiThreadedEventLoopGroup
+    private let serverChannels = Mutex<[any Channel]>([])
+
+    /// - Parameter metricsListening: a second socket that answers `GET /metrics` alone
+    ///   (`api.metrics_socket`), whoever connects; `nil`: none.
     public init(
         listening: Listening,
+        metricsListening: Listening? = nil,
         store: AttributeStore,
         scheduler: any SchedulerCommands,
         policy: AccessPolicy,
@@ -64,7 +83,11 @@ public final class APIServer: Service, Sendable {
         registry: PrometheusCollectorRegistry?,
         logger: Logger
     ) {
-        self.listening = listening
+        let api = Listener(name: "API", listening: listening, table: EndpointTable.endpoints, setting: "socket.path")
+        let metrics = metricsListening.map {
+            Listener(name: "metrics socket", listening: $0, table: EndpointTable.metricsOnly, setting: "api.metrics_socket")
+        }
+        listeners = [api] + (metrics.map { [$0] } ?? [])
         context = ServerContext(
             store: store, scheduler: scheduler, policy: policy, schedule: schedule, limits: limits,
             registry: registry, logger: logger)
@@ -80,11 +103,28 @@ public final class APIServer: Service, Sendable {
         context.update(policy: policy, ttl: schedule.ttl)
     }
 
-    /// Binds (or adopts) the socket. Separate from `run()` so the daemon can report readiness
-    /// only once clients can connect.
+    /// Binds (or adopts) every socket, or none: a socket bound before one that fails is closed
+    /// and removed again. Separate from `run()` so the daemon can report readiness only once
+    /// clients can connect.
     public func start() async throws {
+        var bound: [any Channel] = []
+        for listener in listeners {
+            do {
+                bound.append(try await start(listener))
+            } catch {
+                for (channel, earlier) in zip(bound, listeners) {
+                    try? await channel.close().get()
+                    earlier.removeSocketFile()
+                }
+                throw StartFailure(description: "\(listener.setting): \(error)")
+            }
+        }
+        serverChannels.withLock { $0 = bound }
+    }
+
+    private func start(_ listener: Listener) async throws -> any Channel {
         let descriptor: Int32
-        switch listening {
+        switch listener.listening {
         case .path(let path, let mode):
             for removed in UnixListener.removeStaleStaging(of: path) {
                 context.logger.notice("removed a socket staging directory left by an interrupted start", metadata: ["path": "\(removed)"])
@@ -93,28 +133,33 @@ public final class APIServer: Service, Sendable {
         case .descriptor(let fd):
             descriptor = fd
         }
-        let context = context
+        let (context, table) = (context, listener.table)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .childChannelInitializer { channel in
-                ConnectionSetup.configure(channel, context: context)
+                ConnectionSetup.configure(channel, context: context, table: table)
             }
         let channel = try await bootstrap.withBoundSocket(descriptor).get()
-        serverChannel.withLock { $0 = channel }
-        context.logger.info("API listening", metadata: ["socket": "\(listening.description)"])
+        context.logger.info("\(listener.name) listening", metadata: ["socket": "\(listener.listening.description)"])
+        return channel
     }
 
     public func run() async throws {
-        if serverChannel.withLock({ $0 }) == nil {
+        if serverChannels.withLock({ $0.isEmpty }) {
             try await start()
         }
-        guard let channel = serverChannel.withLock({ $0 }) else { return }
+        let channels = serverChannels.withLock { $0 }
+        guard !channels.isEmpty else { return }
         let context = context
         await withGracefulShutdownHandler {
-            try? await channel.closeFuture.get()
+            for channel in channels {
+                try? await channel.closeFuture.get()
+            }
         } onGracefulShutdown: {
-            context.logger.info("API: closing the socket and ending streams")
-            channel.close(promise: nil)
+            context.logger.info("API: closing the sockets and ending streams")
+            for channel in channels {
+                channel.close(promise: nil)
+            }
             context.connections.shutDownAll()
             context.refreshWaits.finishAll()
         }
@@ -123,10 +168,19 @@ public final class APIServer: Service, Sendable {
         // loops before the loops stop.
         await context.connections.waitUntilEmpty(timeout: .seconds(5))
         await context.refreshWaits.waitUntilNone(timeout: .seconds(2))
+        for listener in listeners {
+            listener.removeSocketFile()
+        }
+        try? await group.shutdownGracefully()
+    }
+}
+
+extension APIServer.Listener {
+    /// A socket the server bound itself goes with it; one passed by systemd is systemd's.
+    func removeSocketFile() {
         if case .path(let path, _) = listening {
             unlink(path)
         }
-        try? await group.shutdownGracefully()
     }
 }
 

@@ -8,18 +8,24 @@ import Synchronization
 /// 1. NIO's back-pressure handler, 2. NIO's HTTP/1 codec with the daemon's head limits and
 /// pipelining assistant, 3. `ProtocolErrorResponder` (unparseable requests),
 /// 4. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive, whole requests),
-/// 5. `RouterHandler` (the endpoint table).
+/// 5. `RouterHandler` (the endpoint table: the API's, or the metrics socket's).
 ///
 /// (`package`: the HTTP fuzz harness sets up its connections with it too.)
 package enum ConnectionSetup {
     package static func configure(_ channel: any Channel, context: ServerContext) -> EventLoopFuture<Void> {
+        configure(channel, context: context, table: EndpointTable.endpoints)
+    }
+
+    static func configure(_ channel: any Channel, context: ServerContext, table: [Endpoint]) -> EventLoopFuture<Void> {
         // The peer's identity first (at once on an accepted socket): admission counts per uid.
         PeerIdentity.read(channel).flatMapThrowing { peer in
-            try configure(channel, peer: peer, context: context)
+            try configure(channel, peer: peer, context: context, table: table)
         }
     }
 
-    static func configure(_ channel: any Channel, peer: PeerIdentity, context: ServerContext) throws {
+    static func configure(
+        _ channel: any Channel, peer: PeerIdentity, context: ServerContext, table: [Endpoint] = EndpointTable.endpoints
+    ) throws {
         let sync = channel.pipeline.syncOperations
         if let refusal = admit(channel, peer: peer, context: context) {
             // Over a limit (or shutting down): a clean 503 once the connection is active, then
@@ -47,7 +53,7 @@ package enum ConnectionSetup {
             withDecoderLimitConfiguration: limits)
         try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics))
         try sync.addHandler(ConnectionStateHandler(server: context, peer: peer))
-        try sync.addHandler(RouterHandler(server: context))
+        try sync.addHandler(RouterHandler(server: context, table: table))
     }
 
     /// Adds the connection to the registry, or says why it cannot be.

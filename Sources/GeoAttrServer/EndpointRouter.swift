@@ -13,7 +13,7 @@ enum EndpointRouter {
     static func route(_ request: APIRequest, in table: [Endpoint], server: ServerContext) -> Routed {
         let atPath = table.first { $0.path == request.path }
         let name = atPath?.name ?? "unknown"
-        if let refusal = refusal(request, pathAccess: atPath?.access ?? .read, limits: server.limits) {
+        if let refusal = refusal(request, pathAccess: atPath?.access ?? unknownPathAccess(in: table), limits: server.limits) {
             return Routed(endpoint: name, reply: .response(refusal))
         }
         guard atPath != nil else {
@@ -31,6 +31,13 @@ enum EndpointRouter {
             return Routed(endpoint: name, reply: .response(.error(.forbidden, .forbidden, message)))
         }
         return Routed(endpoint: name, reply: endpoint.handler(request, server))
+    }
+
+    /// What a path the table lacks asks of a client. Read access, so that a client that may see
+    /// nothing cannot tell the API's paths from others; but where every path is open to anyone
+    /// (the metrics socket's table) there is nothing to hide, and every client gets the 404.
+    private static func unknownPathAccess(in table: [Endpoint]) -> AccessNeeded {
+        table.allSatisfy { $0.access == .anyone } ? .anyone : .read
     }
 
     /// Limits first, then read access: a client that may see nothing learns nothing about the

@@ -17,4 +17,8 @@ enum EndpointTable {
         // No location data in it: every client may scrape it.
         Endpoint(method: .GET, path: "/metrics", name: "metrics", access: .anyone, handler: MetricsEndpoint.answer),
     ]
+
+    /// The metrics socket's table (`api.metrics_socket`): the API's own `/metrics` rows and
+    /// nothing else, so that it answers exactly as the API does there and 404 everywhere else.
+    static let metricsOnly: [Endpoint] = endpoints.filter { $0.path == "/metrics" }
 }

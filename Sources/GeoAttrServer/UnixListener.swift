@@ -30,7 +30,7 @@ public enum UnixListener {
         defer { close(directoryFD) }
         var existing = stat()
         if fstatat(directoryFD, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, existing.st_mode & S_IFMT != S_IFSOCK {
-            throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another socket.path")
+            throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another path")
         }
         let staging = FileBytes.uniqueName(for: name, role: "staging")
         guard mkdirat(directoryFD, staging, 0o700) == 0 else {

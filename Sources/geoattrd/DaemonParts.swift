@@ -31,8 +31,8 @@ struct DaemonParts {
     let notifier: SystemdNotifier?
     let logger: Logger
 
-    /// Opens the index, restores the cached result and binds the API's socket: all three are there
-    /// before any service runs. Throws when the socket cannot be bound.
+    /// Opens the index, restores the cached result and binds the API's socket (and the metrics
+    /// socket): all three are there before any service runs. Throws when a socket cannot be bound.
     init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, logger: Logger) async throws {
         self.configuration = configuration
         self.logger = logger
@@ -53,8 +53,9 @@ struct DaemonParts {
             configuration: configuration.schedule, fixSource: configuration.fixSource(), staticSource: configuration.staticSource(),
             geocoders: geocoders, cache: Self.cacheWriter(configuration: configuration, logger: logger), store: store,
             initialPower: initialPower, logger: Logger(label: "geoattrd"))
+        let sockets = ServedSockets.choose(from: ListenFDs.take(), configuration: configuration, logger: logger)
         server = APIServer(
-            listening: Self.listening(configuration: configuration, logger: logger),
+            listening: sockets.api, metricsListening: sockets.metrics,
             store: store, scheduler: scheduler, policy: configuration.accessPolicy(),
             schedule: configuration.schedule, limits: Self.limits(configuration: configuration, logger: logger),
             registry: registry, logger: Logger(label: "geoattrd.api"))
@@ -133,17 +134,6 @@ struct DaemonParts {
             logger.notice("removed a temporary cache file left by an interrupted write", metadata: ["path": "\(removed)"])
         }
         return CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: Logger(label: "geoattrd"))
-    }
-
-    /// Socket activation: systemd holds the socket (it exists before the daemon starts, so
-    /// sidecars never race it); otherwise the daemon binds its own.
-    private static func listening(configuration: DaemonConfiguration, logger: Logger) -> APIServer.Listening {
-        let passed = ListenFDs.take()
-        guard let socket = passed.first(where: { $0.name == nil || $0.name == "api" || $0.name == "geoattrd.socket" }) ?? passed.first else {
-            return .path(configuration.socketPath, mode: configuration.socketMode)
-        }
-        logger.info("using the socket passed by systemd", metadata: ["fd": "\(socket.fd)", "name": "\(socket.name ?? "-")"])
-        return .descriptor(socket.fd)
     }
 
     /// The configured limits, with the connection limit fitted to the descriptors the process may hold.

@@ -23,7 +23,9 @@ final class FileOutputs: Service, Sendable {
     /// What a reload may change.
     struct Settings: Sendable, Hashable {
         var grant: Grant
-        /// The files' group (the daemon must be a member); `nil`: the daemon's primary group.
+        /// The files' group (the daemon must be a member); `nil`: the group a new file gets, the
+        /// daemon's primary group or a set-group-ID directory's (/run/geoattrd/textfile's), which
+        /// needs no membership.
         var group: UInt32?
         var mode: UInt32
 

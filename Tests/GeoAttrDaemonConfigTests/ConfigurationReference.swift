@@ -121,7 +121,8 @@ struct ConfigurationReference {
         switch key.name {
         case "index.path": "/usr/share/geoattrd/europe.gidx"
         case "outputs.env_file": "/run/geoattrd/geo.env"
-        case "outputs.prometheus_file": "/var/lib/prometheus/node-exporter/geoattrd.prom"
+        case "outputs.prometheus_file": "/run/geoattrd/textfile/geoattrd.prom"
+        case "api.metrics_socket": "/run/geoattrd/metrics.sock"
         case "outputs.group": "telemetry"
         default: "\"\""
         }

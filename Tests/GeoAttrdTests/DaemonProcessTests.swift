@@ -222,6 +222,9 @@ struct DaemonProcessTests {
         ("outputs:\n  group: no-such-group-here\n", "outputs.group"),
         ("outputs:\n  mode: \"0999\"\n", "outputs.mode"),
         ("api:\n  max_connections_per_uid: 0\n", "api.max_connections_per_uid"),
+        ("api:\n  metrics_socket: metrics.sock\n", "api.metrics_socket: expected an absolute path"),
+        ("api:\n  metrics_socket: /run/geoattrd/geoattrd.sock\n", "api.metrics_socket: '/run/geoattrd/geoattrd.sock' is socket.path too"),
+        ("api:\n  metrics_socket: /" + String(repeating: "m", count: 107) + "\n", "api.metrics_socket: 108 bytes long"),
     ])
     func invalidConfigurationAtStart(config: String, key: String) async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")

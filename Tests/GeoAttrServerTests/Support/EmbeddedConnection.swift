@@ -8,8 +8,8 @@ import NIOEmbedded
 final class EmbeddedConnection {
     let channel = EmbeddedChannel()
 
-    init(_ fixture: ServerFixture, as peer: PeerIdentity = ServerFixture.reader) throws {
-        try ConnectionSetup.configure(channel, peer: peer, context: fixture.server)
+    init(_ fixture: ServerFixture, as peer: PeerIdentity = ServerFixture.reader, table: [Endpoint] = EndpointTable.endpoints) throws {
+        try ConnectionSetup.configure(channel, peer: peer, context: fixture.server, table: table)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/run/geoattrd/geoattrd.sock")).wait()
     }
 
