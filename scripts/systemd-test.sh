@@ -810,6 +810,7 @@ env_format_checks() {
         fail "EnvironmentFile=: of $count values, $differ entries differ (expected, then as systemd read them; the first 6):"
         LC_ALL=C comm -z -3 "$corpus/expected" "$corpus/got" | head -z -n 6 | tr '\0' '\n' | cat -v | indent
         if [ -s "$corpus/dump.err" ]; then indent <"$corpus/dump.err"; fi
+        ct journalctl -q -b --no-pager -o cat | grep -F /root/escaping.env | tail -n 3 | indent || true
     fi
 }
 env_format_checks

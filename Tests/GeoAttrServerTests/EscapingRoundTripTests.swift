@@ -134,6 +134,17 @@ struct EscapingRoundTripTests {
         #expect(AttributeRenderer.escapedLabel("\\\u{308}\n") == "\\\\\u{308}\\n")
     }
 
+    @Test("the env file writes U+FFFD for a noncharacter, which systemd would refuse the whole file for")
+    func envReplacesNoncharacters() throws {
+        let noncharacters = ([0xFDD0, 0xFDEF, 0xFFFE, 0xFFFF, 0x1FFFE, 0x10FFFF] as [UInt32]).compactMap { Unicode.Scalar($0) }
+        #expect(noncharacters.count == 6)
+        let value = String(String.UnicodeScalarView(noncharacters.flatMap { [$0, "a"] }))
+        let line = AttributeRenderer.env(["geo.locality.name": .string(value)])
+        #expect(line == "GEO_LOCALITY_NAME=\"" + String(repeating: "\u{FFFD}a", count: 6) + "\"\n")
+        // The scalars either side of the range are letters, kept as they are.
+        #expect(AttributeRenderer.env(["x": .string("\u{FDCF}\u{FDF0}")]) == "X=\"\u{FDCF}\u{FDF0}\"\n")
+    }
+
     @Test("the env file escapes a backquote, dollar and quote before a combining mark")
     func envEscapesScalars() {
         let line = AttributeRenderer.env(["geo.locality.name": .string("`\u{301}$\u{301}\"\u{301}")])

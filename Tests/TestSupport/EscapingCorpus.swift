@@ -54,9 +54,16 @@ public enum EscapingCorpus {
         shapes + inputs(count: count, seed: seed).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// What an environment variable carries of a value, as clients.md defines it: everything but
-    /// the C0 controls (U+0000 to U+001F) and U+007F.
+    /// What the env format carries of a value, as clients.md defines it: the C0 controls (U+0000
+    /// to U+001F) and U+007F removed, Unicode's noncharacters (U+FDD0 to U+FDEF and the last two
+    /// code points of every plane) replaced by U+FFFD. Written from the definition, not from the
+    /// encoder's code.
     public static func envNormalised(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where scalar.value >= 0x20 && scalar.value != 0x7F {
+            let noncharacter = (0xFDD0...0xFDEF).contains(scalar.value) || scalar.value & 0xFFFE == 0xFFFE
+            kept.append(noncharacter ? "\u{FFFD}" : scalar)
+        }
+        return String(kept)
     }
 }
