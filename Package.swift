@@ -222,6 +222,13 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
+        // The escaping corpus rendered by the product's encoders, for the readers outside the Swift
+        // tests (systemd's EnvironmentFile=, python-dotenv, the OpenTelemetry SDK). Not shipped.
+        .executableTarget(
+            name: "escaping-corpus",
+            dependencies: ["GeoAttrServer", "GeoAttrModel", "TestSupport"],
+            path: "Tests/escaping-corpus"
+        ),
         // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).
         .target(name: "CFuzzerDriver", path: "Fuzz/CFuzzerDriver"),
         // The fuzz harnesses (HTTP API, index reader, config loader, cache file, state file): a

@@ -2,11 +2,12 @@
 # Installs the Debian 12 packages geoattrd builds, runs and tests with, when any is missing:
 # libgps-dev and libyaml-dev (the C shims, through pkg-config), gpsd and gpsd-clients (gpsfake, for the demo and
 # the tests), systemd (systemd-analyze checks the units; the package's gpsd relay is
-# systemd-socket-proxyd) and prometheus (promtool checks the metric outputs in the tests). Needs
-# root only when something has to be installed.
+# systemd-socket-proxyd), prometheus (promtool checks the metric outputs in the tests) and
+# python3-prometheus-client (its text parser reads the location's labels back in the escaping
+# tests). Needs root only when something has to be installed.
 set -euo pipefail
 
-packages=(pkg-config libgps-dev libyaml-dev gpsd gpsd-clients systemd prometheus)
+packages=(pkg-config libgps-dev libyaml-dev gpsd gpsd-clients systemd prometheus python3-prometheus-client)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

@@ -41,6 +41,10 @@ swift test --filter GeoIndexTests
 # oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
 bash integrations/python/test.sh
 
+# The OTel and env formats against the OpenTelemetry SDK's own OTEL_RESOURCE_ATTRIBUTES parser and
+# python-dotenv, over the escaping corpus rendered by the product's encoders (escaping-corpus).
+bash Tests/consumers/run.sh
+
 # The API document (docs/openapi.yaml) against the daemon just built: schemathesis generates
 # requests from it and every answer must match it.
 bash Tests/api/run.sh

@@ -195,10 +195,19 @@ struct JSONParser {
             case UInt8(ascii: "f"): scalars.append(0x0C)
             case UInt8(ascii: "u"):
                 var code = try parseHex4()
-                if (0xD800..<0xDC00).contains(code), current == UInt8(ascii: "\\") {
+                // A high surrogate is half of a scalar only with a low one escaped right after it;
+                // anything else after it is read on its own, and the lone half becomes U+FFFD.
+                if (0xD800..<0xDC00).contains(code), current == UInt8(ascii: "\\"), position + 1 < bytes.count,
+                    bytes[position + 1] == UInt8(ascii: "u")
+                {
+                    let next = position
                     position += 2
                     let low = try parseHex4()
-                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    if (0xDC00..<0xE000).contains(low) {
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else {
+                        position = next
+                    }
                 }
                 let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
                 scalars.append(contentsOf: Array(String(Character(scalar)).utf8))

@@ -1,40 +1,22 @@
+import Foundation
+import GeoAttrCore
 import GeoAttrModel
+import GeoIndex
 import Testing
 import TestSupport
 
 @testable import GeoAttrServer
 
-/// The env and Prometheus encoders against random strings built from the characters that break
-/// naive escaping: each must come back exactly from its real reader, once normalised (control
-/// characters removed from the env file, which an environment cannot carry).
+/// The env and Prometheus encoders against the escaping corpus (TestSupport's `EscapingCorpus`):
+/// each value must come back exactly from the format's real reader, once normalised as
+/// clients.md defines (control characters removed from env values, which an environment cannot
+/// carry). systemd, python-dotenv and the OpenTelemetry SDK read the same corpus outside Swift
+/// (scripts/systemd-test.sh, Tests/consumers).
 @Suite("escaping round trips")
 struct EscapingRoundTripTests {
-    /// Quotes, shell specials, combining marks (a quote followed by one is a different Swift
-    /// Character), separators, controls, non-Latin letters, U+FFFD and an emoji.
-    static let alphabet: [Unicode.Scalar] = [
-        "a", "Z", "0", " ", "\"", "'", "`", "$", "\\", "\n", "\r", "\t", "\u{0}", "\u{7F}", "=", ",", "%", ";", "(", ")", "{", "}",
-        "!", "*", "?", "~", "#", "&", "|", "<", ">", "\u{301}", "\u{308}", "\u{200D}", "ū", "ł", "ã", "ß", "\u{627}", "\u{644}",
-        "\u{FFFD}", "\u{1F30D}", "\u{E9}", "-", ".", "_", "/",
-    ]
-
-    static func randomStrings(count: Int, seed: UInt64) -> [String] {
-        var random = SplitMix64(seed: seed)
-        return (0..<count).map { _ in
-            let length = Int(random.next() % 12)
-            var scalars = String.UnicodeScalarView()
-            for _ in 0..<length { scalars.append(alphabet[Int(random.next() % UInt64(alphabet.count))]) }
-            return String(scalars)
-        }
-    }
-
-    /// What an environment can carry of a value: everything but control characters.
-    static func envNormalised(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }))
-    }
-
     @Test("the env file, sourced by bash and by dash, gives back every value exactly", arguments: ["/bin/bash", "/bin/dash"])
     func envRoundTrip(shell: String) async throws {
-        let values = Self.randomStrings(count: 400, seed: 0x656E_76)
+        let values = EscapingCorpus.values(count: 400, seed: 0x656E_76)
         var attributes: [String: AttributeValue] = [:]
         for (index, value) in values.enumerated() { attributes["t.v\(index)"] = .string(value) }
         let directory = try TemporaryDirectory(prefix: "escaping")
@@ -47,17 +29,120 @@ struct EscapingRoundTripTests {
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
         #expect(lines.count == values.count)
         var mismatches = 0
-        for (line, value) in zip(lines, values) where String(line) != "<\(Self.envNormalised(value))>" {
+        for (line, value) in zip(lines, values) where String(line) != "<\(EscapingCorpus.envNormalised(value))>" {
             mismatches += 1
             if mismatches <= 3 { Issue.record("\(shell) read \(line.debugDescription) for \(value.debugDescription)") }
         }
         #expect(mismatches == 0)
     }
 
+    /// Places whose every field is a corpus value, five values to a place.
+    static func places(count: Int, seed: UInt64) -> [GeoPlace] {
+        let values = EscapingCorpus.values(count: count * 5 - EscapingCorpus.shapes.count, seed: seed)
+        return stride(from: 0, to: values.count - 4, by: 5).map {
+            GeoPlace(
+                countryCode: values[$0], regionCode: values[$0 + 1], localityName: values[$0 + 2], postalCode: values[$0 + 3],
+                continentCode: values[$0 + 4])
+        }
+    }
+
+    static func prometheusText(_ place: GeoPlace) -> String {
+        var result = LocationResult.sample()
+        result.place = place
+        let view = AttributeView(
+            served: ServedResult(result: result, obtainedAt: .now), grant: Grant(level: .exact), ttl: .seconds(60), state: .foreground)
+        return AttributeRenderer.prometheus(view)
+    }
+
+    /// Debian's python3-prometheus-client (installed by scripts/install-deps.sh), not the Python
+    /// first on PATH, which may not see Debian's modules.
+    static let prometheusParser = """
+        import json, sys
+        from prometheus_client.parser import text_string_to_metric_families
+        texts = json.load(open(sys.argv[1], encoding="utf-8"))
+        out = []
+        for text in texts:
+            family = next(f for f in text_string_to_metric_families(text) if f.name == "geoattrd_location_info")
+            out.append(family.samples[0].labels)
+        json.dump(out, open(sys.argv[2], "w", encoding="utf-8"))
+        """
+
+    @Test("the location's labels, parsed by prometheus_client, give back every value exactly")
+    func prometheusLabelsRoundTrip() async throws {
+        let places = Self.places(count: 100, seed: 0x7072_6F6D)
+        let directory = try TemporaryDirectory(prefix: "escaping")
+        let texts = places.map(Self.prometheusText)
+        let input = directory.file("texts.json")
+        try JSONEncoder().encode(texts).write(to: URL(fileURLWithPath: input))
+        let script = try directory.write(Self.prometheusParser, to: "parse.py")
+        let result = try await CommandResult.run("/usr/bin/python3", [script, input, directory.file("labels.json")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let parsed = try JSONDecoder().decode([[String: String]].self, from: Data(contentsOf: URL(fileURLWithPath: directory.file("labels.json"))))
+        #expect(parsed.count == places.count)
+        var compared = 0
+        var mismatches = 0
+        for (labels, place) in zip(parsed, places) {
+            for attribute in PlaceAttribute.allCases {
+                let label = attribute.name.replacingOccurrences(of: ".", with: "_")
+                compared += 1
+                if labels[label] != attribute.value(in: place) {
+                    mismatches += 1
+                    if mismatches <= 3 {
+                        Issue.record("prometheus_client read \(String(describing: labels[label]).debugDescription) for \(String(describing: attribute.value(in: place)).debugDescription)")
+                    }
+                }
+            }
+        }
+        #expect(compared == places.count * PlaceAttribute.allCases.count)
+        #expect(mismatches == 0)
+    }
+
+    @Test("promtool check metrics parses the location's labels of every corpus place")
+    func promtoolAcceptsLabels() async throws {
+        // One family holding each place's info line as rendered, so that one promtool run parses
+        // every label value with Prometheus's own parser.
+        let lines = Self.places(count: 100, seed: 0x7072_6F6D).map { place in
+            Self.prometheusText(place).unicodeScalars.split(separator: "\n")
+                .map { String(String.UnicodeScalarView($0)) }
+                .filter { $0.hasPrefix("geoattrd_location_info{") }
+        }
+        #expect(lines.allSatisfy { $0.count == 1 })
+        let help = "# HELP geoattrd_location_info The place of the served location, as labels; always 1.\n"
+        let text = help + "# TYPE geoattrd_location_info gauge\n" + lines.joined().map { $0 + "\n" }.joined()
+        let directory = try TemporaryDirectory(prefix: "escaping")
+        let file = try directory.write(text, to: "places.prom")
+        let result = try await CommandResult.run("/bin/sh", ["-c", "promtool check metrics <\"$1\"", "sh", file])
+        #expect(result.status == 0, "promtool: \(result.stdout.prefix(1000)) \(result.stderr.prefix(1000))")
+    }
+
+    @Test("the OTel format writes only unreserved characters, % and its separators")
+    func otelAlphabet() {
+        let values = EscapingCorpus.values(count: 400, seed: 0x6F74_656C)
+        var attributes: [String: AttributeValue] = [:]
+        for (index, value) in values.enumerated() { attributes["t.v\(index)"] = .string(value) }
+        // Nothing in it that a shell, systemd or python-dotenv treats specially between double
+        // quotes: the env file's OTEL_RESOURCE_ATTRIBUTES="..." line is read literally by all.
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%=,".utf8)
+        let text = AttributeRenderer.otel(attributes)
+        #expect(text.utf8.allSatisfy(allowed.contains))
+        #expect(text.split(separator: ",").count == values.count)
+    }
+
     @Test("a label value escapes the quote and backslash before a combining mark")
     func labelEscapesScalars() {
         #expect(AttributeRenderer.escapedLabel("a\"\u{301}b") == "a\\\"\u{301}b")
         #expect(AttributeRenderer.escapedLabel("\\\u{308}\n") == "\\\\\u{308}\\n")
+    }
+
+    @Test("the env file writes U+FFFD for a noncharacter, which systemd would refuse the whole file for")
+    func envReplacesNoncharacters() throws {
+        let noncharacters = ([0xFDD0, 0xFDEF, 0xFFFE, 0xFFFF, 0x1FFFE, 0x10FFFF] as [UInt32]).compactMap { Unicode.Scalar($0) }
+        #expect(noncharacters.count == 6)
+        let value = String(String.UnicodeScalarView(noncharacters.flatMap { [$0, "a"] }))
+        let line = AttributeRenderer.env(["geo.locality.name": .string(value)])
+        #expect(line == "GEO_LOCALITY_NAME=\"" + String(repeating: "\u{FFFD}a", count: 6) + "\"\n")
+        // The scalars either side of the range are letters, kept as they are.
+        #expect(AttributeRenderer.env(["x": .string("\u{FDCF}\u{FDF0}")]) == "X=\"\u{FDCF}\u{FDF0}\"\n")
     }
 
     @Test("the env file escapes a backquote, dollar and quote before a combining mark")

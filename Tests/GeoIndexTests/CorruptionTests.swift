@@ -25,18 +25,6 @@ import Testing
         }
     }
 
-    func setChecksums(_ bytes: inout [UInt8]) {
-        let count = Int(bytes[IndexFormat.Header.sectionCount]) | Int(bytes[IndexFormat.Header.sectionCount + 1]) << 8
-        let directoryEnd = IndexFormat.headerSize + count * IndexFormat.directoryEntrySize
-        for i in IndexFormat.Header.headerChecksum..<(IndexFormat.Header.headerChecksum + 8) { bytes[i] = 0 }
-        var content = Checksum64()
-        bytes.withUnsafeBytes { content.update(UnsafeRawBufferPointer(rebasing: $0[directoryEnd...])) }
-        for i in 0..<8 { bytes[IndexFormat.Header.contentChecksum + i] = UInt8(truncatingIfNeeded: content.value >> (8 * UInt64(i))) }
-        var checksum = Checksum64()
-        bytes.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[..<directoryEnd])) }
-        for i in 0..<8 { bytes[IndexFormat.Header.headerChecksum + i] = UInt8(truncatingIfNeeded: checksum.value >> (8 * UInt64(i))) }
-    }
-
     @Test func truncatedAtManyOffsetsIsATypedError() throws {
         var offsets = Array(0..<200)
         offsets += stride(from: 200, to: original.count, by: max(1, original.count / 300)).map { $0 }
@@ -86,7 +74,7 @@ import Testing
             for i in start..<min(start + length, bytes.count) {
                 bytes[i] = round % 2 == 0 ? patterns[round / 2 % patterns.count] : UInt8(truncatingIfNeeded: generator >> UInt64(i % 50))
             }
-            setChecksums(&bytes)
+            Fixture.setChecksums(&bytes)
             try Fixture.writeBytes(bytes, to: path("crafted.gidx"))
             guard let reader = try? GeoIndexReader(path: path("crafted.gidx")) else { continue }
             exercise(reader)
@@ -99,7 +87,7 @@ import Testing
         // First directory entry's offset points past the end.
         let entry = IndexFormat.headerSize
         for i in 0..<8 { bytes[entry + 8 + i] = 0xFF }
-        setChecksums(&bytes)
+        Fixture.setChecksums(&bytes)
         try Fixture.writeBytes(bytes, to: path("offset.gidx"))
         #expect(throws: GeoIndexError.self) { try GeoIndexReader(path: path("offset.gidx")) }
     }
@@ -107,7 +95,7 @@ import Testing
     @Test func wrongVersionIsReported() throws {
         var bytes = original
         bytes[IndexFormat.Header.version] = 9
-        setChecksums(&bytes)
+        Fixture.setChecksums(&bytes)
         try Fixture.writeBytes(bytes, to: path("version.gidx"))
         #expect(throws: GeoIndexError.unsupportedVersion(path: path("version.gidx"), found: 9, supported: IndexFormat.version)) {
             try GeoIndexReader(path: path("version.gidx"))

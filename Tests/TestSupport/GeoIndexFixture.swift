@@ -166,6 +166,20 @@ public enum Fixture {
         return bytes
     }
 
+    /// Writes both checksums of an index that a test has changed, so that it opens and verifies
+    /// as a file the builder wrote.
+    public static func setChecksums(_ bytes: inout [UInt8]) {
+        let count = Int(bytes[IndexFormat.Header.sectionCount]) | Int(bytes[IndexFormat.Header.sectionCount + 1]) << 8
+        let directoryEnd = IndexFormat.headerSize + count * IndexFormat.directoryEntrySize
+        for i in IndexFormat.Header.headerChecksum..<(IndexFormat.Header.headerChecksum + 8) { bytes[i] = 0 }
+        var content = Checksum64()
+        bytes.withUnsafeBytes { content.update(UnsafeRawBufferPointer(rebasing: $0[directoryEnd...])) }
+        for i in 0..<8 { bytes[IndexFormat.Header.contentChecksum + i] = UInt8(truncatingIfNeeded: content.value >> (8 * UInt64(i))) }
+        var checksum = Checksum64()
+        bytes.withUnsafeBytes { checksum.update(UnsafeRawBufferPointer(rebasing: $0[..<directoryEnd])) }
+        for i in 0..<8 { bytes[IndexFormat.Header.headerChecksum + i] = UInt8(truncatingIfNeeded: checksum.value >> (8 * UInt64(i))) }
+    }
+
     enum FixtureError: Error {
         case cannotWrite(String)
         case cannotRead(String)
