@@ -21,12 +21,19 @@ package struct FileWatcher: Sendable {
     let logger: Logger
     let onWatching: @Sendable () -> Void
     let onChange: @Sendable () -> Void
+    /// Runs on the watch thread just before the watch is put in place: the seam where tests
+    /// change the file in the window a first read and the watch leave between them.
+    let beforeWatch: @Sendable () -> Void
 
-    package init(path: String, what: String, logger: Logger, onWatching: @escaping @Sendable () -> Void = {}, onChange: @escaping @Sendable () -> Void) {
+    package init(
+        path: String, what: String, logger: Logger, onWatching: @escaping @Sendable () -> Void = {},
+        beforeWatch: @escaping @Sendable () -> Void = {}, onChange: @escaping @Sendable () -> Void
+    ) {
         self.path = path
         self.what = what
         self.logger = logger
         self.onWatching = onWatching
+        self.beforeWatch = beforeWatch
         self.onChange = onChange
     }
 
@@ -59,6 +66,7 @@ package struct FileWatcher: Sendable {
             return
         }
         defer { close(inotify) }
+        beforeWatch()
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
         guard inotify_add_watch(inotify, directory, mask) >= 0 else {
             logger.error(

@@ -25,11 +25,28 @@ public struct StateFileWatcher: Service {
     private let logger: Logger
     private let onChange: @Sendable (PowerState) -> Void
     private let onWatching: @Sendable () -> Void
+    private let beforeWatch: @Sendable () -> Void
+    private let knownState: PowerState?
 
-    /// - Parameter onWatching: called once the watch is in place (tests wait for it).
+    /// - Parameters:
+    ///   - knownState: the state the caller already read from the file and acts on; the watcher
+    ///     reports any other it finds, also one written before it ran. `nil`: what the file says
+    ///     when the watcher starts.
+    ///   - onWatching: called once the watch is in place (tests wait for it).
     public init(
-        path: String, defaultState: PowerState, logger: Logger,
+        path: String, defaultState: PowerState, knownState: PowerState? = nil, logger: Logger,
         onWatching: @escaping @Sendable () -> Void = {},
+        onChange: @escaping @Sendable (PowerState) -> Void
+    ) {
+        self.init(
+            path: path, defaultState: defaultState, knownState: knownState, logger: logger, onWatching: onWatching, beforeWatch: {},
+            onChange: onChange)
+    }
+
+    /// - Parameter beforeWatch: runs just before the watch is put in place (FileWatcher's seam).
+    package init(
+        path: String, defaultState: PowerState, knownState: PowerState?, logger: Logger,
+        onWatching: @escaping @Sendable () -> Void, beforeWatch: @escaping @Sendable () -> Void,
         onChange: @escaping @Sendable (PowerState) -> Void
     ) {
         self.path = path
@@ -37,6 +54,8 @@ public struct StateFileWatcher: Service {
         self.logger = logger
         self.onChange = onChange
         self.onWatching = onWatching
+        self.beforeWatch = beforeWatch
+        self.knownState = knownState
     }
 
     /// What the file says now: its state, the default when absent (or empty, with
@@ -73,14 +92,23 @@ public struct StateFileWatcher: Service {
     }
 
     public func run() async throws {
-        let (path, defaultState, logger, onChange) = (path, defaultState, logger, onChange)
-        let last = LastState(StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger))
-        let watcher = FileWatcher(path: path, what: "state file", logger: logger, onWatching: onWatching) {
+        let (path, defaultState, logger, onChange, onWatching) = (path, defaultState, logger, onChange, onWatching)
+        let beforeWatch = beforeWatch
+        let last = LastState(knownState ?? StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger))
+        let readAgain: @Sendable () -> Void = {
             guard let state = StateFileWatcher.read(path: path, defaultState: defaultState, logger: logger, emptyMeansDefault: false),
                 last.replace(with: state)
             else { return }
             onChange(state)
         }
+        // A write between the first read and the watch being in place raises no event: read the
+        // file once more when the watch is there, or that write would wait for the next one.
+        let watcher = FileWatcher(
+            path: path, what: "state file", logger: logger,
+            onWatching: {
+                readAgain()
+                onWatching()
+            }, beforeWatch: beforeWatch, onChange: readAgain)
         await watcher.run()
     }
 }

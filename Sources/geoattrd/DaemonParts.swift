@@ -30,6 +30,8 @@ struct DaemonParts {
     let outputs: FileOutputs
     let notifier: SystemdNotifier?
     let logger: Logger
+    /// What the state file said when the parts were made: the state watcher reports any other.
+    let initialPower: PowerState
 
     /// Opens the index, restores the cached result and binds the API's socket (and the metrics
     /// socket): all three are there before any service runs. Throws when a socket cannot be bound.
@@ -39,6 +41,7 @@ struct DaemonParts {
         let initialPower = StateFileWatcher.read(
             path: configuration.stateFile, defaultState: configuration.defaultPower, logger: logger)
             ?? configuration.defaultPower
+        self.initialPower = initialPower
         let store = AttributeStore(powerState: initialPower)
         let geocoders = GeocoderSlot(nil)
         index = Self.indexReloader(configuration: configuration, slot: geocoders, store: store)
@@ -82,7 +85,8 @@ struct DaemonParts {
             notifier?.ready(status: SystemdIntegration.statusLine(store))
         }
         let stateWatcher = StateFileWatcher(
-            path: configuration.stateFile, defaultState: configuration.defaultPower, logger: Logger(label: "geoattrd.state")
+            path: configuration.stateFile, defaultState: configuration.defaultPower, knownState: self.initialPower,
+            logger: Logger(label: "geoattrd.state")
         ) { state in
             scheduler.setPowerState(state, origin: "state file")
         }

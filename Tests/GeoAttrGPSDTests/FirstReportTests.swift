@@ -81,7 +81,7 @@ struct FirstReportTests {
             $0.gsa = false
             $0.gsv = false
         }
-        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 60)).render(), cycle: 0.1) { gpsfake in
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(epoch, 60)).render(), cycle: 0.1, once: false) { gpsfake in
             let memory = ReceiverMemory()
             let firstLog = RecordedLog()
             let first = try await source(gpsfake, log: firstLog, receivers: memory).fix()

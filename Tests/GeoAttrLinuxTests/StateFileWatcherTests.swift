@@ -37,6 +37,35 @@ struct StateFileWatcherTests {
         _ = try? await task.value
     }
 
+    @Test("a write after the first read and before the watch is in place is seen, without another write")
+    func writeBeforeTheWatchIsSeen() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("foreground\n", to: "state")
+        let changes = Changes()
+        let watcher = StateFileWatcher(
+            path: path, defaultState: .foreground, knownState: nil, logger: Logger(label: "test"), onWatching: {},
+            beforeWatch: { _ = try? "background\n".write(toFile: path, atomically: false, encoding: .utf8) }
+        ) { changes.append($0) }
+        let task = Task { try await watcher.run() }
+        #expect(await changes.waitFor(count: 1) == [.background])
+        task.cancel()
+        _ = try? await task.value
+    }
+
+    @Test("a state written before the watcher runs, unlike the one its caller knows, is reported")
+    func differsFromTheKnownState() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("background\n", to: "state")
+        let changes = Changes()
+        let watcher = StateFileWatcher(path: path, defaultState: .foreground, knownState: .foreground, logger: Logger(label: "test")) {
+            changes.append($0)
+        }
+        let task = Task { try await watcher.run() }
+        #expect(await changes.waitFor(count: 1) == [.background])
+        task.cancel()
+        _ = try? await task.value
+    }
+
     @Test func readsContentWithWhitespaceAndTheDefaultWhenAbsent() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("state")

@@ -53,7 +53,7 @@ public final class DaemonProcess: Sendable {
     }
 
     /// Waits for a log line containing `text`, from line `start` on.
-    public func waitForLog(_ text: String, from start: Int = 0, timeout: Duration = .seconds(20)) async -> LineRecorder.Line? {
+    public func waitForLog(_ text: String, from start: Int = 0, timeout: Duration = .seconds(20 * TestTiming.scale)) async -> LineRecorder.Line? {
         await log.waitForLine(from: start, timeout: timeout) { $0.contains(text) }
     }
 

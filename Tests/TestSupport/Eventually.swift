@@ -2,7 +2,7 @@
 /// events that have no notification to await (a file appearing, a server answering).
 /// Returns whether it held.
 public func eventually(
-    timeout: Duration = .seconds(30), interval: Duration = .milliseconds(10), _ condition: () async -> Bool
+    timeout: Duration = .seconds(30 * TestTiming.scale), interval: Duration = .milliseconds(10), _ condition: () async -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {

@@ -170,7 +170,7 @@ public final class GPSFake: Sendable {
 
     /// The next client, from line `start` on, that sent the daemon's watch request (gpsfake's own
     /// watcher asks for NMEA too).
-    public func clientUnderTest(from start: Int = 0, timeout: Duration = .seconds(20)) async -> Client? {
+    public func clientUnderTest(from start: Int = 0, timeout: Duration = .seconds(20 * TestTiming.scale)) async -> Client? {
         let marker = "?WATCH={\"enable\":true,\"json\":true}"
         guard let line = await log.waitForLine(from: start, timeout: timeout, where: { $0.contains(marker) }),
             let open = line.text.range(of: "client("),
@@ -188,7 +188,7 @@ public final class GPSFake: Sendable {
 
     /// Waits for gpsd to log that `client` hung up ("eof read", a failed write when the client
     /// closed before gpsd answered its last request, or the detach itself), and returns that line.
-    public func waitForDisconnect(of client: Client, timeout: Duration = .seconds(20)) async -> LineRecorder.Line? {
+    public func waitForDisconnect(of client: Client, timeout: Duration = .seconds(20 * TestTiming.scale)) async -> LineRecorder.Line? {
         await log.waitForLine(from: client.watchLine.index, timeout: timeout) {
             $0.contains("client(\(client.number)): eof read") || $0.contains("client(\(client.number)) write:")
                 || $0.contains("detaching") && $0.contains("(sub \(client.number),")

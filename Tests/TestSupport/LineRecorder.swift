@@ -77,7 +77,7 @@ public final class LineRecorder: Sendable {
 
     /// Waits until a line at or after `start` satisfies `predicate`; returns the first such
     /// line, or `nil` after `timeout`.
-    public func waitForLine(from start: Int = 0, timeout: Duration = .seconds(20), where predicate: (String) -> Bool) async -> Line? {
+    public func waitForLine(from start: Int = 0, timeout: Duration = .seconds(20 * TestTiming.scale), where predicate: (String) -> Bool) async -> Line? {
         var found: Line?
         _ = await eventually(timeout: timeout) {
             found = all.dropFirst(start).first { predicate($0.text) }

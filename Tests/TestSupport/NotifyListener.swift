@@ -39,7 +39,7 @@ public final class NotifyListener: Sendable {
     public var messages: [String] { store.messages.withLock { $0 } }
 
     /// Waits for a datagram containing `field`, from message `start` on.
-    public func waitFor(_ field: String, from start: Int = 0, timeout: Duration = .seconds(20)) async -> (index: Int, text: String)? {
+    public func waitFor(_ field: String, from start: Int = 0, timeout: Duration = .seconds(20 * TestTiming.scale)) async -> (index: Int, text: String)? {
         var found: (index: Int, text: String)?
         _ = await eventually(timeout: timeout) {
             let all = messages
