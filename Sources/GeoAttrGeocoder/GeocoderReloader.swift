@@ -2,6 +2,7 @@ public import GeoAttrCore
 import GeoAttrLinux
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 /// Keeps the geocoder index in service fresh: when its file is replaced (inotify) or on
 /// request (SIGHUP), the new file is opened and validated off the concurrency pool, then
@@ -17,6 +18,9 @@ public struct GeocoderReloader: Service {
     private let onWatching: @Sendable () -> Void
     private let onSwap: @Sendable ((any Geocoding)?) -> Void
     private let onRefusal: @Sendable (String) -> Void
+    private let beforeWatch: @Sendable () -> Void
+    /// The file the last load read (or tried to), shared by the copies of this value.
+    private let lastRead = LastRead()
 
     /// `onRefusal` gets the refused file's path and the reason, for the status an operator reads.
     public init(
@@ -24,6 +28,18 @@ public struct GeocoderReloader: Service {
         onSwap: @escaping @Sendable ((any Geocoding)?) -> Void = { _ in },
         onRefusal: @escaping @Sendable (String) -> Void = { _ in }, load: @escaping Loader
     ) {
+        self.init(
+            path: path, slot: slot, logger: logger, onWatching: onWatching, beforeWatch: {}, onSwap: onSwap, onRefusal: onRefusal,
+            load: load)
+    }
+
+    /// - Parameter beforeWatch: runs just before the watch is put in place (FileWatcher's seam).
+    package init(
+        path: String, slot: GeocoderSlot, logger: Logger, onWatching: @escaping @Sendable () -> Void,
+        beforeWatch: @escaping @Sendable () -> Void, onSwap: @escaping @Sendable ((any Geocoding)?) -> Void,
+        onRefusal: @escaping @Sendable (String) -> Void, load: @escaping Loader
+    ) {
+        self.beforeWatch = beforeWatch
         self.path = path
         self.slot = slot
         self.load = load
@@ -37,6 +53,8 @@ public struct GeocoderReloader: Service {
     @discardableResult
     public func reload(reason: String) async -> Bool {
         let (path, load) = (path, load)
+        // Taken before the load: a file replaced while it loads then differs, and is loaded again.
+        lastRead.set(FileIdentity.of(path))
         let outcome = await offPool { () -> Result<any Geocoding, ReloadFailure> in
             do {
                 return .success(try load(path))
@@ -66,9 +84,17 @@ public struct GeocoderReloader: Service {
     }
 
     public func run() async {
-        let reloader = self
+        let (reloader, path, lastRead, onWatching) = (self, path, lastRead, onWatching)
         let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let watcher = FileWatcher(path: path, what: "index", logger: logger, onWatching: onWatching) {
+        let watcher = FileWatcher(
+            path: path, what: "index", logger: logger,
+            onWatching: {
+                // A file replaced between the last load and the watch being in place raises no
+                // event: compare what the path names now with what was read.
+                if FileIdentity.of(path) != lastRead.get() { changes.continuation.yield() }
+                onWatching()
+            }, beforeWatch: beforeWatch
+        ) {
             changes.continuation.yield()
         }
         await withDiscardingTaskGroup { group in
@@ -80,6 +106,15 @@ public struct GeocoderReloader: Service {
             }
         }
     }
+}
+
+/// The identity of the file a load read, from the reloading task to the watch thread.
+private final class LastRead: Sendable {
+    private let identity = Mutex<FileIdentity?>(nil)
+
+    func set(_ new: FileIdentity?) { identity.withLock { $0 = new } }
+
+    func get() -> FileIdentity? { identity.withLock { $0 } }
 }
 
 struct ReloadFailure: Error, Sendable {

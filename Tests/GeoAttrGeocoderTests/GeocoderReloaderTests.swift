@@ -56,6 +56,25 @@ struct GeocoderReloaderTests {
         await task.value
     }
 
+    @Test("an index replaced after the last load and before the watch is in place is swapped in, without another change")
+    func replacedBeforeTheWatchIsSwappedIn() async throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.write("v1", to: "world.idx")
+        let slot = GeocoderSlot()
+        let reloader = GeocoderReloader(
+            path: path, slot: slot, logger: Logger(label: "test"), onWatching: {},
+            beforeWatch: {
+                _ = try? "v2".write(toFile: directory.file("world.idx.new"), atomically: false, encoding: .utf8)
+                _ = rename(directory.file("world.idx.new"), path)
+            }, onSwap: { _ in }, onRefusal: { _ in }, load: Self.load)
+        #expect(await reloader.reload(reason: "start"))
+        #expect(slot.geocoder?.indexVersion == "v1")
+        let task = Task { await reloader.run() }
+        #expect(await eventually { slot.geocoder?.indexVersion == "v2" })
+        task.cancel()
+        await task.value
+    }
+
     @Test func aMissingIndexLeavesTheDaemonDegradedNotDown() async throws {
         let slot = GeocoderSlot()
         let reloader = GeocoderReloader(path: "/nonexistent/world.idx", slot: slot, logger: Logger(label: "test"), load: Self.load)

@@ -76,13 +76,14 @@ struct DaemonProcessTests {
 
     @Test("SIGUSR1 forces a fix in the background; requests during a fix join it; the budget holds")
     func refreshCoalescingAndBudget() async throws {
-        // No fix for the first epochs, so the first forced fix stays in flight for a while: some
-        // seconds, so that the second SIGUSR1, sent once the test has seen the client in gpsd's
-        // log, still finds it in flight on a loaded machine (12 epochs, under 2 s, did not). 24
-        // epochs are about 7 s, and about 22 s under a sanitizer, where gpsfake replays 3 times
-        // slower (TestTiming): the wait for the fix below scales with it.
+        // No fix for the first epochs, so the first forced fix stays in flight for a while: long
+        // enough that the second SIGUSR1, sent once the test has seen the client in gpsd's log,
+        // still finds it in flight on a loaded machine, where the daemon's start and connection
+        // eat into the phase, which gpsfake replays from its own watcher's connection (12 and 24
+        // epochs did not always do). 60 epochs are about 17 s, and about 50 s under a sanitizer,
+        // where gpsfake replays 3 times slower (TestTiming): the wait for the fix below scales with it.
         let track = NMEATrack(
-            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 24)
+            epochs: NMEATrack.repeating(NMEATrack.noFix(satellitesInView: 6, withSignal: 3), 60)
                 + NMEATrack.repeating(NMEATrack.Epoch(latitude: 52.3731, longitude: 4.8922, mode: 3), 60)).render()
         try await GPSFake.run(nmea: track, gpsdDebugLevel: 4) { gpsfake in
             let directory = try TemporaryDirectory(prefix: "geoattrd")
@@ -97,7 +98,7 @@ struct DaemonProcessTests {
             daemon.signal(SIGUSR1)
             #expect(await daemon.waitForLog("joins the fix in flight", from: accepted.index) != nil)
             let first = try #require(
-                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(30 * TestTiming.scale)),
+                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(45 * TestTiming.scale)),
                 "daemon log:\n\(daemon.log.text)\ngpsd:\n\(gpsfake.log.text.suffix(3000))")
             daemon.signal(SIGUSR1)
             let second = try #require(await daemon.waitForLog("refresh accepted", from: first.index))
