@@ -48,13 +48,7 @@ struct CacheFileTests {
         let directory = try TemporaryDirectory()
         let cache = CacheFile(directory: directory.path)
         try content.write(toFile: cache.path, atomically: true, encoding: .utf8)
-        #expect {
-            _ = try cache.load()
-        } throws: { error in
-            guard case .corrupt(_, let reason) = error as? CacheFileError else { return false }
-            return reason.contains("moved to")
-        }
-        #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
+        expectSetAside(cache)
         #expect(!FileManager.default.fileExists(atPath: cache.path))
         try cache.save(LocationResult.sample())
         #expect(try cache.load() == LocationResult.sample())
@@ -91,4 +85,15 @@ struct CacheFileTests {
             return reason.contains("No such file")
         }
     }
+}
+
+/// Loading `cache` fails as corrupt, and the file has been set aside for an operator to read.
+func expectSetAside(_ cache: CacheFile, sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(sourceLocation: sourceLocation) {
+        _ = try cache.load()
+    } throws: { error in
+        guard case .corrupt(_, let reason) = error as? CacheFileError else { return false }
+        return reason.contains("moved to")
+    }
+    #expect(FileManager.default.fileExists(atPath: cache.setAsidePath), sourceLocation: sourceLocation)
 }

@@ -46,12 +46,6 @@ struct CacheTextTests {
         guard let at else { return }
         data.replaceSubrange(at..<(at + name.count), with: bytes)
         try Data(data).write(to: URL(fileURLWithPath: cache.path))
-        #expect {
-            _ = try cache.load()
-        } throws: { error in
-            guard case .corrupt(_, let reason) = error as? CacheFileError else { return false }
-            return reason.contains("moved to")
-        }
-        #expect(FileManager.default.fileExists(atPath: cache.setAsidePath))
+        expectSetAside(cache)
     }
 }

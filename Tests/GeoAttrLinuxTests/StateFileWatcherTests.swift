@@ -37,33 +37,41 @@ struct StateFileWatcherTests {
         _ = try? await task.value
     }
 
+    /// Runs the watcher `make` builds (reporting into the given changes) until it reports one
+    /// change, or the wait gives up; what it reported.
+    func firstChange(_ make: (Changes) -> StateFileWatcher) async -> [PowerState] {
+        let changes = Changes()
+        let watcher = make(changes)
+        let task = Task { try await watcher.run() }
+        let reported = await changes.waitFor(count: 1)
+        task.cancel()
+        _ = try? await task.value
+        return reported
+    }
+
     @Test("a write after the first read and before the watch is in place is seen, without another write")
     func writeBeforeTheWatchIsSeen() async throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("foreground\n", to: "state")
-        let changes = Changes()
-        let watcher = StateFileWatcher(
-            path: path, defaultState: .foreground, knownState: nil, logger: Logger(label: "test"), onWatching: {},
-            beforeWatch: { _ = try? "background\n".write(toFile: path, atomically: false, encoding: .utf8) }
-        ) { changes.append($0) }
-        let task = Task { try await watcher.run() }
-        #expect(await changes.waitFor(count: 1) == [.background])
-        task.cancel()
-        _ = try? await task.value
+        let reported = await firstChange { changes in
+            StateFileWatcher(
+                path: path, defaultState: .foreground, knownState: nil, logger: Logger(label: "test"), onWatching: {},
+                beforeWatch: { _ = try? "background\n".write(toFile: path, atomically: false, encoding: .utf8) }
+            ) { changes.append($0) }
+        }
+        #expect(reported == [.background])
     }
 
     @Test("a state written before the watcher runs, unlike the one its caller knows, is reported")
     func differsFromTheKnownState() async throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("background\n", to: "state")
-        let changes = Changes()
-        let watcher = StateFileWatcher(path: path, defaultState: .foreground, knownState: .foreground, logger: Logger(label: "test")) {
-            changes.append($0)
+        let reported = await firstChange { changes in
+            StateFileWatcher(path: path, defaultState: .foreground, knownState: .foreground, logger: Logger(label: "test")) {
+                changes.append($0)
+            }
         }
-        let task = Task { try await watcher.run() }
-        #expect(await changes.waitFor(count: 1) == [.background])
-        task.cancel()
-        _ = try? await task.value
+        #expect(reported == [.background])
     }
 
     @Test func readsContentWithWhitespaceAndTheDefaultWhenAbsent() throws {

@@ -39,6 +39,16 @@ struct MetricsSocketTests {
             """ + (metricsSocket.map { "api:\n  metrics_socket: \($0)\n" } ?? "")
     }
 
+    /// A daemon with its metrics socket bound at `metrics.sock` in its directory, once it has
+    /// its first fix.
+    func startWithMetricsSocket() async throws -> (directory: TemporaryDirectory, metricsPath: String, daemon: DaemonProcess) {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let metricsPath = directory.file("metrics.sock")
+        let daemon = try DaemonProcess(config: Self.config(metricsSocket: metricsPath), directory: directory)
+        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        return (directory, metricsPath, daemon)
+    }
+
     /// The built geoattrctl as another uid and gid, against `socket`.
     func geoattrctl(as id: Int, _ arguments: [String], socket: String) async throws -> CommandResult {
         try await CommandResult.run(
@@ -52,10 +62,7 @@ struct MetricsSocketTests {
 
     @Test("bound at api.metrics_socket, mode 0666: /metrics as on the API's socket, promtool-clean; 404 to every other request, for root; removed at exit")
     func boundAtConfiguredPath() async throws {
-        let directory = try TemporaryDirectory(prefix: "geoattrd")
-        let metricsPath = directory.file("metrics.sock")
-        let daemon = try DaemonProcess(config: Self.config(metricsSocket: metricsPath), directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let (directory, metricsPath, daemon) = try await startWithMetricsSocket()
         #expect(daemon.count("metrics socket listening") == 1)
         var info = stat()
         #expect(lstat(metricsPath, &info) == 0)
@@ -91,10 +98,7 @@ struct MetricsSocketTests {
 
     @Test("other uids: 404 on the metrics socket whatever the API's socket grants them (everything, or nothing)")
     func otherUIDs() async throws {
-        let directory = try TemporaryDirectory(prefix: "geoattrd")
-        let metricsPath = directory.file("metrics.sock")
-        let daemon = try DaemonProcess(config: Self.config(metricsSocket: metricsPath), directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let (directory, metricsPath, daemon) = try await startWithMetricsSocket()
         chmod(directory.path, 0o755)
         // The controls, on the API's socket: one reads, the other is refused.
         #expect(try await geoattrctl(as: Self.privileged, ["get"], socket: daemon.socketPath).status == 0)
@@ -148,10 +152,7 @@ struct MetricsSocketTests {
 
     @Test("api.metrics_socket waits for a restart: a reload that changes it keeps the socket; an invalid value is refused whole")
     func reloadKeepsTheSocket() async throws {
-        let directory = try TemporaryDirectory(prefix: "geoattrd")
-        let metricsPath = directory.file("metrics.sock")
-        let daemon = try DaemonProcess(config: Self.config(metricsSocket: metricsPath), directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let (directory, metricsPath, daemon) = try await startWithMetricsSocket()
         try Self.config(metricsSocket: directory.file("other.sock")).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         let pending = try #require(await daemon.waitForLog("api.metrics_socket changed: takes effect at the next restart"), "\(daemon.log.text)")

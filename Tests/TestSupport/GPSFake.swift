@@ -48,9 +48,9 @@ public final class GPSFake: Sendable {
         }
         // A port can still be taken between the check and gpsd's bind: try another one.
         for attempt in 0..<3 {
-            if fixedPort != nil, attempt > 0 {
+            if let fixedPort, attempt > 0 {
                 // The previous gpsd on that port may still be letting go of it.
-                try await Task.sleep(for: .milliseconds(500))
+                _ = await eventually(timeout: readyTimeout, interval: .milliseconds(20)) { Loopback.isBindable(fixedPort) }
             }
             let port = try fixedPort ?? Loopback.freePort()
             // Slower when the code under test is (TestTiming): each phase of a track lasts as long for it.
