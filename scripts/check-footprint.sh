@@ -8,17 +8,10 @@
 #     ("$s10Foundation8NSStringC...", in metadata and in exported symbols).
 #     FoundationEssentials, which is allowed, leaves "FoundationEssentials" and
 #     "20FoundationEssentials", which match neither;
-#   - a size limit (MB = 10^6 bytes): geoattrctl 20 MB, its target; geoattrd 20.5 MB, where it is
-#     today, above its 20 MB target, so that it cannot grow while the target is out of reach.
+#   - a size limit (MB = 10^6 bytes): 20 MB for each, their target.
 #   scripts/check-footprint.sh BIN...      exit 1 if any binary breaks a rule
 set -euo pipefail
-# limit BIN: the size limit of a binary, by its name.
-limit() {
-    case ${1##*/} in
-    geoattrd) echo 20500000 ;;
-    *) echo 20000000 ;;
-    esac
-}
+max=20000000
 if ! command -v strings >/dev/null || ! command -v readelf >/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
 fi
@@ -34,7 +27,6 @@ for bin in "$@"; do
     [ "$foundation" -eq 0 ] || problems+=("full Foundation ($foundation strings naming module Foundation)")
     needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E '^(libFoundation|libFoundationInternationalization|lib_FoundationICU)\.so|^libicu' || true)
     [ -z "$needed" ] || problems+=("linked to ${needed//$'\n'/ }")
-    max=$(limit "$bin")
     [ "$size" -le "$max" ] || problems+=("$size bytes, over its limit of $max")
     if [ ${#problems[@]} -eq 0 ]; then
         printf 'footprint: ok    %s: %d bytes (%s MB), no ICU, no Foundation\n' "$bin" "$size" "$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }')"

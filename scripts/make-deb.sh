@@ -58,9 +58,13 @@ bash scripts/install-deps.sh >&2
 #   -Osize and --icf=safe (identical functions folded): 1.2 MB less per binary. The daemon does
 #   one lookup per fix; geoattrctl's batch lookups are the only hot loop that pays, and the
 #   benchmarks in docs/performance.md are of the development build.
+#   -function-sections: each function of the Swift modules built here in a section of its own
+#     (the toolchain's runtime libraries are built that way already), so that the linker's
+#     --gc-sections drops the unreferenced functions of a module it links, not only whole
+#     files: 0.57 MB less for geoattrd.
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
-link=(--static-swift-stdlib -Xswiftc -Osize -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
+link=(--static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
 swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrd >&2
 swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
 bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
