@@ -30,6 +30,7 @@ esac
 first_reader() {
     case $1 in
     4) echo 0.1.0 ;;
+    5) echo 0.2.0 ;;
     *) return 1 ;;
     esac
 }

@@ -33,6 +33,9 @@ public final class GeoIndexReader: Sendable {
     private let minorPlaces: PointGrid
     private let postal: PointGrid?
     private let postalFloors: DistanceFloorGrid?
+    /// Per country, the string offset of the shape its postal codes are numbers in, or `noShape`;
+    /// nil before version 5 (every code a string).
+    private let postalShapes: ByteView?
     private let contentChecksum: UInt64
 
     /// Opens and validates an index file.
@@ -93,6 +96,7 @@ public final class GeoIndexReader: Sendable {
                 ?? PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSizeWithoutRegion)
         }
         postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
+        postalShapes = postal != nil && version >= IndexFormat.postalShapesVersion ? try table(.postalShapes, entrySize: 4) : nil
     }
 
     /// The header, checked (magic, version, size, checksum), and the section directory, each
@@ -369,6 +373,17 @@ public final class GeoIndexReader: Sendable {
             if found != nil || radius >= cutoff { break }
             radius = min(radius * 2, cutoff)
         }
-        return (nearestInRegionCode ?? nearestCode).flatMap { strings.shortString($0) }
+        return (nearestInRegionCode ?? nearestCode).flatMap { postalCodeText($0, country: country) }
+    }
+
+    /// A postal record's code: its number in the country's shape, or the string it refers to.
+    private func postalCodeText(_ reference: Int, country: UInt16) -> String? {
+        guard let postalShapes else { return strings.shortString(reference) }
+        guard let shapeOffset = postalShapes.u32(Int(country) * 4) else { return nil }
+        if shapeOffset == IndexFormat.noShape { return strings.shortString(reference) }
+        guard let length = strings.u8(Int(shapeOffset)), let shape = strings.slice(Int(shapeOffset) + 1, Int(length)) else {
+            return nil
+        }
+        return PostalCodeShape.code(shape: shape.rawBuffer, value: UInt32(reference))
     }
 }

@@ -1,13 +1,15 @@
 /// Layout constants of the index file, shared by the reader and the builder.
 ///
 /// All integers are little-endian. The file is a fixed header, a section directory and
-/// 8-byte-aligned sections; see `docs/FORMAT.md` for the byte-level description.
+/// 8-byte-aligned sections; see `docs/index-format.md` for the byte-level description.
 public enum IndexFormat {
     public static let magic: [UInt8] = Array("GEOATTRX".utf8)
+    /// 5: a country whose postal codes all have one shape stores them as numbers (`PSHP`).
     /// 4: postal records carry their region, and each region says whether it has centroids.
-    /// Version 3 files are still read (postal codes then by country alone); a reader that
-    /// predates 4 refuses 4 instead of silently dropping its 8-byte postal records.
-    public static let version: UInt32 = 4
+    /// Versions 3 and 4 are still read (in 3, postal codes by country alone). A reader that
+    /// predates a version refuses it instead of misreading it: a 4 reader would take 5's numbers
+    /// for string offsets, a 3 reader would drop 4's 8-byte postal records.
+    public static let version: UInt32 = 5
     public static let oldestReadableVersion: UInt32 = 3
     public static let headerSize = 64
     public static let directoryEntrySize = 24
@@ -36,6 +38,8 @@ public enum IndexFormat {
         case postalCodes = 0x5453_4F50  // "POST"
         /// Optional: without it postal searches are slower, not different.
         case postalFloors = 0x524C_4650  // "PFLR"
+        /// Version 5, with `POST`: per country, the shape its postal codes are stored in.
+        case postalShapes = 0x5048_5350  // "PSHP"
     }
 
     /// The root grid of every area layer: one-degree cells, row 0 at the south pole.
@@ -69,11 +73,17 @@ public enum IndexFormat {
     /// Flag in a region entry's second u16: some postal centroid lies in the region (version 4).
     public static let regionHasPostalCodes: UInt16 = 0x0001
     public static let noIndex: UInt16 = 0xFFFF
+    /// A country's entry in `PSHP` when its postal codes are strings.
+    public static let noShape: UInt32 = 0xFFFF_FFFF
+    /// The first version with `PSHP`: before it, every postal code is a string.
+    public static let postalShapesVersion: UInt32 = 5
 
     /// Size of one place record (dlat u8, dlon u8, population code u16, name reference u32).
     public static let placeRecordSize = 8
     /// Size of one postal record (dlat u8, dlon u8, code reference u32, region code index u16:
-    /// the centroid's region as the reader resolves it, `noIndex` when unknown).
+    /// the centroid's region as the reader resolves it, `noIndex` when unknown). The code
+    /// reference is `country << 24` and the code's string offset, or its number when the
+    /// country has a shape in `PSHP`.
     public static let postalRecordSize = 8
     /// Postal records of files written before they carried a region.
     public static let postalRecordSizeWithoutRegion = 6

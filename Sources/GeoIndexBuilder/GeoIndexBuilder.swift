@@ -45,9 +45,10 @@ private struct BuildState {
     var strings = StringTable()
     var majorPlaces = PointGridBuilder(cellSize: 0.5)
     var minorPlaces = PointGridBuilder(cellSize: 0.2)
-    /// Postal centroids kept: position, country and code string offset (gridded at serialisation,
-    /// once the region layer can give each its region).
-    var postalCentroids: [(centroid: PostalRegions.Centroid, code: UInt32)] = []
+    /// Postal centroids kept: position, country and code (gridded at serialisation, once the
+    /// region layer can give each its region).
+    var postalCentroids: [(centroid: PostalRegions.Centroid, code: String)] = []
+    var organisationCodes = 0
     var counts: [(String, String)] = []
 
     /// Postal distance floors: half-degree cells (260 kB for the world), floors in whole kilometres.
@@ -223,19 +224,18 @@ private struct BuildState {
             let key = "\(record.countryCode)|\(record.code)|\(Int((record.latitude * 1000).rounded()))|\(Int((record.longitude * 1000).rounded()))"
             guard seen.insert(key).inserted else { continue }
             postalCentroids.append(
-                (PostalRegions.Centroid(latitude: record.latitude, longitude: record.longitude, country: country), strings.offset(of: record.code)))
+                (PostalRegions.Centroid(latitude: record.latitude, longitude: record.longitude, country: country), record.code))
             byCountry[country, default: []].append((record.latitude, record.longitude))
         }
         for (country, points) in byCountry {
             postalCutoff[country] = PostalCutoff.meters(for: points)
         }
-        counts.append(("postal centroids", "\(postalCentroids.count) in \(byCountry.count) countries (\(organisations) organisation codes dropped)"))
+        organisationCodes = organisations
         report.lines.append("postal: \(postalCentroids.count) centroids in \(byCountry.count) countries; \(organisations) organisation-only codes dropped")
     }
 
     mutating func serialise(sources: String?) throws(BuildError) -> [UInt8] {
         guard countryCodes.count < 255 else { throw .limitExceeded("more than 254 countries") }
-        guard strings.data.count < 1 << 24 else { throw .limitExceeded("string table over 16 MiB") }
         var writer = IndexWriter()
 
         // The land layer needs a fixed reach for the coast tolerance; the border layers only need
@@ -274,7 +274,6 @@ private struct BuildState {
             regionTable.u32(strings.offset(of: entry.code))
         }
 
-        writer.add(.metadata, metadata(sources: try sources.map { (p: String) throws(BuildError) in try FileIO.readTerminated(p) }))
         writer.add(.countries, countryTable())
         writer.add(.zones, zoneTable())
         writer.add(.neRegions, naturalEarthRegionTable())
@@ -285,24 +284,30 @@ private struct BuildState {
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         writer.add(.minorPlaces, minorPlaces.section(recordSize: IndexFormat.placeRecordSize))
         if !postalCentroids.isEmpty {
-            var postal = PointGridBuilder(cellSize: 0.1)
-            for ((centroid, code), region) in zip(postalCentroids, postalRegions) {
-                var payload = ByteWriter()
-                payload.u32(UInt32(centroid.country) << 24 | code)
-                payload.u16(region)
-                postal.add(latitude: centroid.latitude, longitude: centroid.longitude, payload: payload.data)
-            }
+            let postal = PostalGrid(centroids: postalCentroids, regions: postalRegions, countryCount: countryCodes.count, strings: &strings)
+            counts.append(
+                (
+                    "postal centroids",
+                    "\(postal.kept) in \(postal.countries) countries, \(postal.shapedCountries) of them with codes stored as numbers (\(postalCentroids.count - postal.kept) at the stored position of an equal one left out, \(organisationCodes) organisation codes dropped)"
+                ))
+            report.lines.append("postal: \(postal.kept) centroids stored; \(postalCentroids.count - postal.kept) at the stored position of another of their country and region left out")
+            report.lines.append("postal: \(postal.shapedCountries) countries store their codes as numbers in one shape")
             let tagged = postalRegions.count { $0 != IndexFormat.noIndex }
             report.lines.append(
                 "postal: \(tagged) of \(postalRegions.count) centroids in a region with a code; \(regionsWithPostalCodes.count) of \(regionCodes.count) regions have centroids")
-            writer.add(.postalCodes, postal.section(recordSize: IndexFormat.postalRecordSize))
+            writer.add(.postalCodes, postal.grid.section(recordSize: IndexFormat.postalRecordSize))
+            writer.add(.postalShapes, postal.shapeTable)
             if options.postalDistanceFloors {
                 writer.add(
                     .postalFloors,
                     DistanceFloorGridBuilder.section(
-                        points: postal.decodedPositions, cellSize: Self.postalFloorCellSize, unitMeters: Self.postalFloorUnit))
+                        points: postal.grid.decodedPositions, cellSize: Self.postalFloorCellSize, unitMeters: Self.postalFloorUnit))
             }
         }
+        // Last, so that it holds every count.
+        writer.add(.metadata, metadata(sources: try sources.map { (p: String) throws(BuildError) in try FileIO.readTerminated(p) }))
+        // Every reference into the table is a 24-bit offset.
+        guard strings.data.count < 1 << 24 else { throw .limitExceeded("string table over 16 MiB") }
         writer.add(.strings, strings.data)
         return writer.serialise()
     }

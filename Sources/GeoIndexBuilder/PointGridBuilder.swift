@@ -23,7 +23,14 @@ struct PointGridBuilder {
     var rows: Int { CellGeometry.gridSize(cellSize: cellSize).rows }
     var count: Int { entries.count }
 
-    mutating func add(latitude: Double, longitude: Double, payload: [UInt8]) {
+    /// A position as the grid stores it: its cell key and its quantised place in the cell.
+    struct Position: Hashable {
+        var key: UInt32
+        var fractionLat: UInt8
+        var fractionLon: UInt8
+    }
+
+    func position(latitude: Double, longitude: Double) -> Position {
         let row = min(max(Int(((latitude + 90) / cellSize).rounded(.down)), 0), rows - 1)
         var column = Int(((longitude + 180) / cellSize).rounded(.down))
         column = (column % columns + columns) % columns
@@ -31,7 +38,12 @@ struct PointGridBuilder {
         let steps = IndexFormat.quantisationSteps
         let fractionLat = UInt8(min(max(((latitude - originLat) / cellSize * steps).rounded(), 0), steps))
         let fractionLon = UInt8(min(max(((longitude - originLon) / cellSize * steps).rounded(), 0), steps))
-        entries.append((UInt32(row * columns + column), fractionLat, fractionLon, payload))
+        return Position(key: UInt32(row * columns + column), fractionLat: fractionLat, fractionLon: fractionLon)
+    }
+
+    mutating func add(latitude: Double, longitude: Double, payload: [UInt8]) {
+        let position = position(latitude: latitude, longitude: longitude)
+        entries.append((position.key, position.fractionLat, position.fractionLon, payload))
     }
 
     /// The positions as the reader decodes them.
