@@ -63,12 +63,21 @@ bash scripts/install-deps.sh >&2
 #     (the toolchain's runtime libraries are built that way already), so that the linker's
 #     --gc-sections drops the unreferenced functions of a module it links, not only whole
 #     files: 0.57 MB less for geoattrd.
+#   --section-ordering-file (geoattrd only, from scripts/layout/profile-daemon.sh): the kernel
+#     maps the cached pages around every code page a process touches (64 KiB at a time), so the
+#     5,800 functions the daemon runs, spread over 13 MB of code, kept 10.3 MB of it resident;
+#     laid out together, 7.6 MB. What stays spread is the runtime's C, C++ and Swift code that
+#     its archives built without a section per function (2.4 MB of it runs).
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
 link=(--static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
 swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrd >&2
 swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
 bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
+# The functions the daemon runs, laid out next to each other: profiled on the binary just
+# linked, then linked again in that order (the objects stay; only the link runs again).
+bash scripts/layout/profile-daemon.sh "$bin/geoattrd" "$PWD/$scratch/geoattrd.order" >&2
+swift build -c release "${link[@]}" -Xlinker --section-ordering-file="$PWD/$scratch/geoattrd.order" --scratch-path "$scratch" --product geoattrd >&2
 for binary in geoattrd geoattrctl; do
     readelf -h "$bin/$binary" | grep -q 'Type: *EXEC' || { echo "make-deb: $bin/$binary is not a position-dependent executable" >&2; exit 1; }
 done

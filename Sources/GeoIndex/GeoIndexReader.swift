@@ -150,6 +150,13 @@ public final class GeoIndexReader: Sendable {
     }
 
     /// Reads the whole file and compares it with the content checksum in the header.
+    /// Lets go of the index pages lookups have mapped into this process. The next lookup maps
+    /// the few it needs again (minor faults while the page cache holds them). For a caller that
+    /// looks up rarely, so that the pages do not stay its memory between lookups.
+    public func releaseResidentPages() {
+        file.releaseResidentPages()
+    }
+
     public func verifyContents() throws(GeoIndexError) {
         let bytes = file.bytes
         guard let count = bytes.u32(IndexFormat.Header.sectionCount) else { throw .notAnIndex(path: path) }

@@ -41,6 +41,12 @@ final class MappedFile: @unchecked Sendable {
         bytes = ByteView(base: UnsafeRawPointer(address), count: size)
     }
 
+    /// Unmaps every page this process has touched; the file stays mapped, and the next read maps
+    /// its page again from the page cache (or the disk, when the kernel has reclaimed it).
+    func releaseResidentPages() {
+        _ = madvise(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength, Int32(MADV_DONTNEED))
+    }
+
     deinit {
         munmap(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength)
     }

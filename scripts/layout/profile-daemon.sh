@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The daemon's code layout: which functions it runs, in the order it first runs them, as a
+# section ordering for the linker (gold --section-ordering-file), so that the package links them
+# next to each other.
+#
+#   scripts/layout/profile-daemon.sh GEOATTRD ORDER
+#
+# GEOATTRD is a position-dependent, unstripped geoattrd linked with -function-sections; its
+# geoattrctl sibling makes the queries. It runs what Benchmarks/daemon/bench-footprint.sh
+# measures: the daemon with config/geoattrd.yaml and the world index (cache/geodata/world.gidx
+# when built), fed by gpsfake replaying share/tracks/demo.nmea, until its first fix is served,
+# then 20 queries. It runs under scripts/layout/first-calls.c (ptrace: a one-shot breakpoint on
+# every function entry) as nobody when run as root. ORDER gets one `.text.SYMBOL` line per
+# function called; a function the linker finds in no section of that name (C and C++ runtime
+# code built without a section per function) keeps its place.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+daemon=$1 order=$2
+ctl=$(dirname "$daemon")/geoattrctl
+[ -x "$ctl" ] || { echo "profile-daemon: no geoattrctl beside $daemon" >&2; exit 1; }
+work=$(mktemp -d)
+chmod 0755 "$work"
+gpsfake_pid='' tracer_pid=''
+cleanup() {
+    [ -z "$tracer_pid" ] || { kill -TERM "$tracer_pid" 2>/dev/null && wait "$tracer_pid" 2>/dev/null; } || true
+    [ -z "$gpsfake_pid" ] || { kill -TERM -- "-$gpsfake_pid" 2>/dev/null; sleep 0.3; kill -KILL -- "-$gpsfake_pid" 2>/dev/null; wait "$gpsfake_pid" 2>/dev/null; } || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+# The Swift toolchain brings clang; a machine without it may still have cc.
+compiler=$(command -v clang || command -v cc) || { echo "profile-daemon: no C compiler (clang or cc)" >&2; exit 1; }
+"$compiler" -O2 -o "$work/first-calls" scripts/layout/first-calls.c
+# Function entries (local and global, weak included); one address may carry several names.
+nm --defined-only "$daemon" | awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' | sort >"$work/names"
+awk '{ print $1 }' "$work/names" | uniq >"$work/entries"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+TMPDIR="$work" setsid gpsfake -p -q -P "$port" -c 0.05 share/tracks/demo.nmea >"$work/gpsfake.out" 2>"$work/gpsfake.err" &
+gpsfake_pid=$!
+for _ in $(seq 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$gpsfake_pid" 2>/dev/null || { cat "$work/gpsfake.err" >&2; exit 1; }
+    sleep 0.05
+done
+mkdir -p "$work/state"
+cp "$daemon" "$work/geoattrd"
+uid=$(id -u) gid=$(id -g) as_user=()
+if [ "$uid" -eq 0 ]; then
+    uid=$(id -u nobody) gid=$(getent group nogroup | cut -d: -f3)
+    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    chown nobody:nogroup "$work/state"
+fi
+index=()
+[ ! -f cache/geodata/world.gidx ] || index=(--index "$PWD/cache/geodata/world.gidx")
+"$work/first-calls" "$work/entries" "$work/called" "$uid" "$gid" -- "$work/geoattrd" --config "$PWD/config/geoattrd.yaml" \
+    --gpsd "127.0.0.1:$port" --state-dir "$work/state" --state-file "$work/state/state" --socket "$work/state/geoattrd.sock" \
+    "${index[@]}" >"$work/daemon.log" 2>&1 &
+tracer_pid=$!
+query() { "${as_user[@]}" "$ctl" get --socket "$work/state/geoattrd.sock"; }
+started=$SECONDS
+until query >/dev/null 2>&1; do
+    kill -0 "$tracer_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; echo "profile-daemon: the daemon exited" >&2; exit 1; }
+    [ $((SECONDS - started)) -lt 120 ] || { cat "$work/daemon.log" >&2; echo "profile-daemon: no fix in 120 s" >&2; exit 1; }
+    sleep 0.2
+done
+for _ in $(seq 20); do query >/dev/null; done
+pkill -TERM -P "$tracer_pid" -x geoattrd
+wait "$tracer_pid" || { cat "$work/daemon.log" >&2; echo "profile-daemon: the traced daemon failed" >&2; exit 1; }
+tracer_pid=''
+grep 'first-calls:' "$work/daemon.log" >&2
+# Every name of each called entry, in the order of the first calls.
+awk 'NR == FNR { names[$1] = names[$1] " " $2; next } { n = split(names[$1], list, " "); for (i = 1; i <= n; i++) print ".text." list[i] }' \
+    "$work/names" "$work/called" >"$order"
+echo "profile-daemon: $(wc -l <"$order") sections in $order" >&2
