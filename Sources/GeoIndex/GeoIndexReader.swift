@@ -149,7 +149,6 @@ public final class GeoIndexReader: Sendable {
         return checksum.value
     }
 
-    /// Reads the whole file and compares it with the content checksum in the header.
     /// Lets go of the index pages lookups have mapped into this process. The next lookup maps
     /// the few it needs again (minor faults while the page cache holds them). For a caller that
     /// looks up rarely, so that the pages do not stay its memory between lookups.
@@ -157,6 +156,7 @@ public final class GeoIndexReader: Sendable {
         file.releaseResidentPages()
     }
 
+    /// Reads the whole file and compares it with the content checksum in the header.
     public func verifyContents() throws(GeoIndexError) {
         let bytes = file.bytes
         guard let count = bytes.u32(IndexFormat.Header.sectionCount) else { throw .notAnIndex(path: path) }
