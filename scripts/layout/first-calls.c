@@ -121,7 +121,9 @@ int main(int argc, char **argv) {
         }
         ptrace(PTRACE_CONT, thread, NULL, (void *)(long)signal);
     }
-    FILE *out = fopen(argv[2], "w");
+    // A new file only: the caller names a path in a directory of its own.
+    int outFile = open(argv[2], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    FILE *out = outFile < 0 ? NULL : fdopen(outFile, "w");
     if (!out) { perror(argv[2]); return 1; }
     for (size_t i = 0; i < called; i++) fprintf(out, "%016llx\n", (unsigned long long)entries[firstCalls[i]]);
     if (fclose(out) != 0) { perror(argv[2]); return 1; }
