@@ -14,6 +14,7 @@
 #     --check  exit 1 when a target (not a stretch target) is missed
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib/gpsd-replay.sh
 check=0
 if [ "${1:-}" = --check ]; then check=1; shift; fi
 out=${1:-}
@@ -21,10 +22,10 @@ bash scripts/install-deps.sh >&2
 arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 chmod 0755 "$work"
-gpsfake_pid='' daemon_pid=''
+daemon_pid=''
 cleanup() {
     [ -z "$daemon_pid" ] || { kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null; } || true
-    [ -z "$gpsfake_pid" ] || { kill -TERM -- "-$gpsfake_pid" 2>/dev/null; sleep 0.3; kill -KILL -- "-$gpsfake_pid" 2>/dev/null; wait "$gpsfake_pid" 2>/dev/null; } || true
+    gpsd_replay_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -72,14 +73,8 @@ row "installed, both packages" "$installed" 60 45
 # maps the cached pages around each page the daemon touches, so most of its code shows as
 # resident), and, as root, after the page cache was dropped, as on a device after boot (only
 # what the daemon touches, and what readahead brings with it, is resident).
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-TMPDIR="$work" setsid gpsfake -p -q -P "$port" -c 0.05 share/tracks/demo.nmea >"$work/gpsfake.out" 2>"$work/gpsfake.err" &
-gpsfake_pid=$!
-for _ in $(seq 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    kill -0 "$gpsfake_pid" 2>/dev/null || { cat "$work/gpsfake.err" >&2; exit 1; }
-    sleep 0.05
-done
+gpsd_replay_start "$work"
+port=$gpsd_replay_port
 as_user=()
 mkdir -p "$work/state"
 if [ "$(id -u)" -eq 0 ]; then

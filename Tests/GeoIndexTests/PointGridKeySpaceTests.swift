@@ -9,10 +9,7 @@ import TestSupport
     @Test func gridWithMoreCellsThanKeysIsRefused() throws {
         let built = try Fixture.build()
         var bytes = try Fixture.readBytes(built.index)
-        let sectionCount = Int(u32(bytes, IndexFormat.Header.sectionCount))
-        let tag = IndexFormat.Section.majorPlaces.rawValue
-        let entry = try #require(
-            (0..<sectionCount).map { IndexFormat.headerSize + $0 * IndexFormat.directoryEntrySize }.first { u32(bytes, $0) == tag })
+        let entry = try #require(Fixture.directoryEntry(of: .majorPlaces, in: bytes))
         // 359,640 x 179,820 cells: the keys of most rows overflow u32. One cell, one record.
         let cellSize = 0.001001
         let rows = UInt32((180 / cellSize).rounded())
@@ -32,10 +29,6 @@ import TestSupport
         #expect(throws: GeoIndexError.self) { try GeoIndexReader(path: path) }
     }
 
-    func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
-        (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
-    }
-
     func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes += $0 }
     }
@@ -47,7 +40,7 @@ import TestSupport
     /// The size field and both checksums, as the builder writes them.
     func sign(_ bytes: inout [UInt8]) {
         put(UInt64(bytes.count), at: IndexFormat.Header.fileSize, in: &bytes)
-        let directoryEnd = IndexFormat.headerSize + Int(u32(bytes, IndexFormat.Header.sectionCount)) * IndexFormat.directoryEntrySize
+        let directoryEnd = IndexFormat.headerSize + Int(Fixture.u32(bytes, IndexFormat.Header.sectionCount)) * IndexFormat.directoryEntrySize
         var content = Checksum64()
         bytes.withUnsafeBytes { content.update(UnsafeRawBufferPointer(rebasing: $0[directoryEnd...])) }
         put(content.value, at: IndexFormat.Header.contentChecksum, in: &bytes)

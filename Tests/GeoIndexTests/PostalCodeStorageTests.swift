@@ -68,11 +68,11 @@ import Testing
     @Test func aCraftedShapeTableOmitsTheCodeAndKeepsTheRest() throws {
         let built = try Fixture.build()
         let original = try Fixture.readBytes(built.index)
-        let shapes = try #require(Self.section(original, tag: "PSHP"))
+        let shapes = try #require(Fixture.sectionOffset(of: .postalShapes, in: original))
         // Every country's shape pointed past the strings; then AA's shape with too few digits
         // for its numbers.
         var beyond = original
-        let countries = (0..<4).reduce(0) { $0 | Int(original[shapes + $1]) << (8 * $1) }
+        let countries = Int(Fixture.u32(original, shapes))
         for i in 0..<(countries * 4) { beyond[shapes + 4 + i] = 0xFE }
         var narrow = original
         let shape = try #require(Self.find(narrow, "A-###"))
@@ -95,22 +95,10 @@ import Testing
 
     static func contains(_ bytes: [UInt8], _ text: String) -> Bool { find(bytes, text) != nil }
 
-    /// The offset of a section, from the directory.
-    static func section(_ bytes: [UInt8], tag: String) -> Int? {
-        func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
-        let count = u32(IndexFormat.Header.sectionCount)
-        let wanted = Array(tag.utf8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-        for entry in 0..<count {
-            let at = IndexFormat.headerSize + entry * IndexFormat.directoryEntrySize
-            if u32(at) == wanted { return u32(at + 8) | u32(at + 12) << 32 }
-        }
-        return nil
-    }
-
     /// The record count in the postal grid's header.
     static func postalRecordCount(_ path: String) throws -> Int {
         let bytes = try Fixture.readBytes(path)
-        let post = try #require(section(bytes, tag: "POST"))
-        return (0..<4).reduce(0) { $0 | Int(bytes[post + 20 + $1]) << (8 * $1) }
+        let post = try #require(Fixture.sectionOffset(of: .postalCodes, in: bytes))
+        return Int(Fixture.u32(bytes, post + 20))
     }
 }

@@ -166,6 +166,23 @@ public enum Fixture {
         return bytes
     }
 
+    /// The little-endian u32 at `offset` of an index's bytes.
+    public static func u32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(bytes[offset + $1]) << (8 * UInt32($1)) }
+    }
+
+    /// The offset of a section's directory entry (`u32 tag, u32 reserved, u64 offset, u64 length`).
+    public static func directoryEntry(of section: IndexFormat.Section, in bytes: [UInt8]) -> Int? {
+        let sectionCount = Int(u32(bytes, IndexFormat.Header.sectionCount))
+        return (0..<sectionCount).map { IndexFormat.headerSize + $0 * IndexFormat.directoryEntrySize }
+            .first { u32(bytes, $0) == section.rawValue }
+    }
+
+    /// Where a section starts in the file.
+    public static func sectionOffset(of section: IndexFormat.Section, in bytes: [UInt8]) -> Int? {
+        directoryEntry(of: section, in: bytes).map { Int(u32(bytes, $0 + 8)) | Int(u32(bytes, $0 + 12)) << 32 }
+    }
+
     /// Writes both checksums of an index that a test has changed, so that it opens and verifies
     /// as a file the builder wrote.
     public static func setChecksums(_ bytes: inout [UInt8]) {

@@ -15,15 +15,16 @@
 # code built without a section per function) keeps its place.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib/gpsd-replay.sh
 daemon=$1 order=$2
 ctl=$(dirname "$daemon")/geoattrctl
 [ -x "$ctl" ] || { echo "profile-daemon: no geoattrctl beside $daemon" >&2; exit 1; }
 work=$(mktemp -d)
 chmod 0755 "$work"
-gpsfake_pid='' tracer_pid=''
+tracer_pid=''
 cleanup() {
     [ -z "$tracer_pid" ] || { kill -TERM "$tracer_pid" 2>/dev/null && wait "$tracer_pid" 2>/dev/null; } || true
-    [ -z "$gpsfake_pid" ] || { kill -TERM -- "-$gpsfake_pid" 2>/dev/null; sleep 0.3; kill -KILL -- "-$gpsfake_pid" 2>/dev/null; wait "$gpsfake_pid" 2>/dev/null; } || true
+    gpsd_replay_stop
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -34,14 +35,8 @@ compiler=$(command -v clang || command -v cc) || { echo "profile-daemon: no C co
 nm --defined-only "$daemon" | awk '$2 ~ /^[tTwW]$/ { print $1, $3 }' | sort >"$work/names"
 awk '{ print $1 }' "$work/names" | uniq >"$work/entries"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-TMPDIR="$work" setsid gpsfake -p -q -P "$port" -c 0.05 share/tracks/demo.nmea >"$work/gpsfake.out" 2>"$work/gpsfake.err" &
-gpsfake_pid=$!
-for _ in $(seq 200); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-    kill -0 "$gpsfake_pid" 2>/dev/null || { cat "$work/gpsfake.err" >&2; exit 1; }
-    sleep 0.05
-done
+gpsd_replay_start "$work"
+port=$gpsd_replay_port
 mkdir -p "$work/state"
 cp "$daemon" "$work/geoattrd"
 uid=$(id -u) gid=$(id -g) as_user=()
