@@ -71,12 +71,12 @@ bash scripts/install-deps.sh >&2
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
 link=(--static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
-swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrd >&2
+swift build -c release "${link[@]}" -Xlinker -Map="$PWD/$scratch/geoattrd.map" --scratch-path "$scratch" --product geoattrd >&2
 swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
 bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
 # The functions the daemon runs, laid out next to each other: profiled on the binary just
 # linked, then linked again in that order (the objects stay; only the link runs again).
-bash scripts/layout/profile-daemon.sh "$bin/geoattrd" "$PWD/$scratch/geoattrd.order" >&2
+bash scripts/layout/profile-daemon.sh "$bin/geoattrd" "$PWD/$scratch/geoattrd.map" "$PWD/$scratch/geoattrd.order" >&2
 swift build -c release "${link[@]}" -Xlinker --section-ordering-file="$PWD/$scratch/geoattrd.order" --scratch-path "$scratch" --product geoattrd >&2
 for binary in geoattrd geoattrctl; do
     readelf -h "$bin/$binary" | grep -q 'Type: *EXEC' || { echo "make-deb: $bin/$binary is not a position-dependent executable" >&2; exit 1; }
