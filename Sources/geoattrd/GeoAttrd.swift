@@ -16,7 +16,6 @@ import Musl
 import Darwin
 #endif
 
-@main
 struct GeoAttrd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoattrd",
