@@ -65,8 +65,8 @@ bash scripts/install-deps.sh >&2
 #     files: 0.57 MB less for geoattrd.
 #   --section-ordering-file (geoattrd only, from scripts/layout/profile-daemon.sh): the kernel
 #     maps the cached pages around every code page a process touches (64 KiB at a time), so the
-#     5,800 functions the daemon runs, spread over 13 MB of code, kept 10.3 MB of it resident;
-#     laid out together, 7.6 MB. What stays spread is the runtime's C, C++ and Swift code that
+#     6,000 functions the daemon runs, spread over 13 MB of code, kept 10.3 MB of it resident;
+#     laid out together, 5.9 MB. What stays spread is the runtime's C, C++ and Swift code that
 #     its archives built without a section per function (2.4 MB of it runs).
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
