@@ -3,7 +3,7 @@ import Dispatch
 
 /// The process's entry point. Swift's own entry for an async `main` hands the main thread to
 /// `dispatch_main`, which ends it with `pthread_exit`; glibc then unwinds the thread's stack,
-/// reading the binary's unwind tables, and the pages it reads (0.7 MB of them) stay mapped for
+/// reading the binary's unwind tables, and the pages it reads (0.6 MB of them) stay mapped for
 /// the life of the daemon. Instead, the main thread waits here while the command runs as a task
 /// of its own. Nothing in the daemon runs on the main actor or the main queue.
 @main
