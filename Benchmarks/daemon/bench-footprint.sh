@@ -14,7 +14,7 @@
 #     --check  exit 1 when a target (not a stretch target) is missed
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/lib/gpsd-replay.sh
+source scripts/lib/footprint-scenario.sh
 check=0
 if [ "${1:-}" = --check ]; then check=1; shift; fi
 out=${1:-}
@@ -74,32 +74,22 @@ row "installed, both packages" "$installed" 60 45
 # resident), and, as root, after the page cache was dropped, as on a device after boot (only
 # what the daemon touches, and what readahead brings with it, is resident).
 gpsd_replay_start "$work"
-port=$gpsd_replay_port
-as_user=()
-mkdir -p "$work/state"
-if [ "$(id -u)" -eq 0 ]; then
-    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-    chown nobody:nogroup "$work/state"
-fi
-ctl() { "${as_user[@]}" "$root/usr/bin/geoattrctl" "$@" --socket "$work/state/geoattrd.sock"; }
+scenario_user "$work"
+scenario_ctl=$root/usr/bin/geoattrctl
+socket=$work/state/geoattrd.sock
 # measure LABEL: starts the daemon, waits for its first fix, makes 20 queries, prints its memory
 # and adds the rows; stops it.
 measure() {
-    local label=$1 started
+    local label=$1
     rm -f "$work/state/cache.json"
     # setpriv executes the daemon in its own process: $! is the daemon's pid.
-    "${as_user[@]}" "$root/usr/bin/geoattrd" --config "$root/etc/geoattrd/geoattrd.yaml" --gpsd "127.0.0.1:$port" \
-        --state-dir "$work/state" --state-file "$work/state/state" --socket "$work/state/geoattrd.sock" \
+    "${scenario_as_user[@]}" "$root/usr/bin/geoattrd" --config "$root/etc/geoattrd/geoattrd.yaml" --gpsd "127.0.0.1:$gpsd_replay_port" \
+        --state-dir "$work/state" --state-file "$work/state/state" --socket "$socket" \
         --index "$root/usr/share/geoattrd/world.gidx" >"$work/daemon.log" 2>&1 &
     daemon_pid=$!
-    started=$SECONDS
-    until ctl get >/dev/null 2>&1; do
-        kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; echo "bench-footprint: the daemon exited" >&2; exit 1; }
-        [ $((SECONDS - started)) -lt 60 ] || { cat "$work/daemon.log" >&2; echo "bench-footprint: no fix in 60 s" >&2; exit 1; }
-        sleep 0.2
-    done
-    echo "== $label: first fix served after $((SECONDS - started)) s: $(ctl get --format otel | tr '\n' ' ' | cut -c 1-160)"
-    for _ in $(seq 20); do ctl get >/dev/null; done
+    scenario_first_fix bench-footprint "$daemon_pid" "$socket" "$work/daemon.log" 60
+    echo "== $label: first fix served after $scenario_fix_seconds s: $(scenario_get "$socket" --format otel | tr '\n' ' ' | cut -c 1-160)"
+    scenario_queries "$socket"
     sleep 1
     kb() { awk -v k="$1" '$1 == k ":" { print $2 }' "/proc/$daemon_pid/smaps_rollup"; }
     echo "after 20 queries, smaps_rollup: Rss $(kb Rss) kB, Pss $(kb Pss) kB, Private_Dirty $(kb Private_Dirty) kB, Private_Clean $(kb Private_Clean) kB, Shared_Clean $(kb Shared_Clean) kB"

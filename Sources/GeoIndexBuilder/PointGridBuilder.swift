@@ -42,7 +42,10 @@ struct PointGridBuilder {
     }
 
     mutating func add(latitude: Double, longitude: Double, payload: [UInt8]) {
-        let position = position(latitude: latitude, longitude: longitude)
+        add(at: position(latitude: latitude, longitude: longitude), payload: payload)
+    }
+
+    mutating func add(at position: Position, payload: [UInt8]) {
         entries.append((position.key, position.fractionLat, position.fractionLon, payload))
     }
 

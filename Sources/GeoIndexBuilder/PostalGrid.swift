@@ -21,19 +21,19 @@ struct PostalGrid {
             var region: UInt16
         }
         var occupied: Set<StoredAt> = []
-        var stored: [(centroid: PostalRegions.Centroid, code: String, region: UInt16)] = []
+        var stored: [(centroid: PostalRegions.Centroid, code: String, region: UInt16, position: PointGridBuilder.Position)] = []
         for ((centroid, code), region) in zip(centroids, regions) {
             let position = grid.position(latitude: centroid.latitude, longitude: centroid.longitude)
             guard occupied.insert(StoredAt(position: position, country: centroid.country, region: region)).inserted else { continue }
-            stored.append((centroid, code, region))
+            stored.append((centroid, code, region, position))
         }
         let shapes = PostalCodeShapes.common(stored.lazy.map { (country: $0.centroid.country, code: $0.code) })
-        for (centroid, code, region) in stored {
+        for (centroid, code, region, position) in stored {
             var payload = ByteWriter()
             let reference = shapes[centroid.country] == nil ? strings.offset(of: code) : PostalCodeShape.value(of: code)
             payload.u32(UInt32(centroid.country) << 24 | reference)
             payload.u16(region)
-            grid.add(latitude: centroid.latitude, longitude: centroid.longitude, payload: payload.data)
+            grid.add(at: position, payload: payload.data)
         }
         var table = ByteWriter()
         table.u32(UInt32(countryCount))

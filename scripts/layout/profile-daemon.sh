@@ -20,10 +20,10 @@
 # built without a section per function) are left out, and those keep their place.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/lib/gpsd-replay.sh
+source scripts/lib/footprint-scenario.sh
 daemon=$1 map=$2 order=$3
-ctl=$(dirname "$daemon")/geoattrctl
-[ -x "$ctl" ] || { echo "profile-daemon: no geoattrctl beside $daemon" >&2; exit 1; }
+scenario_ctl=$(dirname "$daemon")/geoattrctl
+[ -x "$scenario_ctl" ] || { echo "profile-daemon: no geoattrctl beside $daemon" >&2; exit 1; }
 work=$(mktemp -d)
 chmod 0755 "$work"
 tracer_pid=''
@@ -51,29 +51,17 @@ awk '
 LC_ALL=C sort -m "$work/names" "$work/sections" | awk '{ print $1 }' | uniq >"$work/entries"
 
 gpsd_replay_start "$work"
-port=$gpsd_replay_port
-mkdir -p "$work/state"
+scenario_user "$work"
 cp "$daemon" "$work/geoattrd"
-uid=$(id -u) gid=$(id -g) as_user=()
-if [ "$uid" -eq 0 ]; then
-    uid=$(id -u nobody) gid=$(getent group nogroup | cut -d: -f3)
-    as_user=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-    chown nobody:nogroup "$work/state"
-fi
 index=()
 [ ! -f cache/geodata/world.gidx ] || index=(--index "$PWD/cache/geodata/world.gidx")
-"$work/first-calls" "$work/entries" "$work/called" "$uid" "$gid" -- "$work/geoattrd" --config "$PWD/config/geoattrd.yaml" \
-    --gpsd "127.0.0.1:$port" --state-dir "$work/state" --state-file "$work/state/state" --socket "$work/state/geoattrd.sock" \
+socket=$work/state/geoattrd.sock
+"$work/first-calls" "$work/entries" "$work/called" "$scenario_uid" "$scenario_gid" -- "$work/geoattrd" --config "$PWD/config/geoattrd.yaml" \
+    --gpsd "127.0.0.1:$gpsd_replay_port" --state-dir "$work/state" --state-file "$work/state/state" --socket "$socket" \
     "${index[@]}" >"$work/daemon.log" 2>&1 &
 tracer_pid=$!
-query() { "${as_user[@]}" "$ctl" get --socket "$work/state/geoattrd.sock"; }
-started=$SECONDS
-until query >/dev/null 2>&1; do
-    kill -0 "$tracer_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; echo "profile-daemon: the daemon exited" >&2; exit 1; }
-    [ $((SECONDS - started)) -lt 120 ] || { cat "$work/daemon.log" >&2; echo "profile-daemon: no fix in 120 s" >&2; exit 1; }
-    sleep 0.2
-done
-for _ in $(seq 20); do query >/dev/null; done
+scenario_first_fix profile-daemon "$tracer_pid" "$socket" "$work/daemon.log" 120
+scenario_queries "$socket"
 pkill -TERM -P "$tracer_pid" -x geoattrd
 wait "$tracer_pid" || { cat "$work/daemon.log" >&2; echo "profile-daemon: the traced daemon failed" >&2; exit 1; }
 tracer_pid=''
