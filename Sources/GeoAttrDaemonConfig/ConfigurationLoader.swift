@@ -236,7 +236,7 @@ package struct ConfigurationLoader: Sendable {
         if let path = config.string(forKey: Keys.outputsPrometheusFile.configKey), !path.isEmpty {
             result.prometheusOutput = try self.path(config, Keys.outputsPrometheusFile, default: path)
         }
-        let outputLevel = config.string(forKey: Keys.outputsLevel.configKey, default: "exact")
+        let outputLevel = config.string(forKey: Keys.outputsLevel.configKey, default: Keys.outputsLevel.defaultValue)
         guard let outputPrecision = PrecisionLevel(rawValue: outputLevel) else {
             throw ConfigurationError(key: Keys.outputsLevel.name, problem: "expected exact, postal, locality, region, country or none; got '\(outputLevel)'")
         }
@@ -256,7 +256,7 @@ package struct ConfigurationLoader: Sendable {
             }
             result.outputGroup = DaemonConfiguration.OutputGroup(name: group, gid: gid)
         }
-        let outputModeText = config.string(forKey: Keys.outputsMode.configKey, default: "0644")
+        let outputModeText = config.string(forKey: Keys.outputsMode.configKey, default: Keys.outputsMode.defaultValue)
         guard let outputMode = UInt32(outputModeText, radix: 8), outputMode <= 0o777 else {
             throw ConfigurationError(key: Keys.outputsMode.name, problem: "expected an octal file mode like 0640; got '\(outputModeText)'")
         }

@@ -43,11 +43,12 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var metricsSocket: String?
     package var envOutput: String?
     package var prometheusOutput: String?
-    package var outputGrant = Grant(level: .exact)
+    /// What the output files show: positions only when the operator chose so (outputs.level).
+    package var outputGrant = Grant(level: .country)
     /// The output files' group (`outputs.group`): its name as written and its gid; `nil`: the
     /// daemon's primary group.
     package var outputGroup: OutputGroup?
-    package var outputMode: UInt32 = 0o644
+    package var outputMode: UInt32 = 0o640
     package var accessDefault = PrecisionLevel.exact
     package var accessRules: [AccessPolicy.Rule] = []
     package var accessMutators: [AccessPolicy.Subject] = []

@@ -2,6 +2,7 @@ public import GeoAttrModel
 public import Logging
 public import ServiceLifecycle
 import Synchronization
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -74,7 +75,11 @@ public struct StateFileWatcher: Service {
         } catch {
             switch error {
             case .tooLarge:
-                logger.warning("state file ignored: larger than 4 KiB", metadata: ["path": "\(path)"])
+                // /run is a tmpfs the whole system shares: a file nobody may act on gives its space
+                // back at once, however it was written.
+                let emptied = emptyOversized(path)
+                logger.warning(
+                    "state file ignored: larger than 4 KiB; \(emptied ? "emptied" : "could not be emptied")", metadata: ["path": "\(path)"])
             case .notRegular(let kind):
                 logger.warning("state file refused: \(kind), not a regular file; the state is left as it was", metadata: ["path": "\(path)"])
             case .system(let reason):
@@ -89,6 +94,19 @@ public struct StateFileWatcher: Service {
             return nil
         }
         return state
+    }
+
+    /// Truncates the regular file at `path` to nothing, never following a link.
+    static func emptyOversized(_ path: String) -> Bool {
+        do {
+            let file = try FileDescriptor.open(FilePath(path), .writeOnly, options: [.closeOnExec, .noFollow, .nonBlocking])
+            defer { try? file.close() }
+            guard try file.stat().type == .regular else { return false }
+            try file.resize(to: 0)
+            return true
+        } catch {
+            return false
+        }
     }
 
     public func run() async throws {

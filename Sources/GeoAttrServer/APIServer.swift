@@ -25,6 +25,9 @@ public struct ServerLimits: Sendable, Hashable {
     public var headTimeout: Duration = .seconds(10)
     /// A keep-alive connection with no request for this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// The metrics socket's head and idle timeouts, when shorter than the API's
+    /// (`ConnectionTimeouts.metricsSocket`).
+    public var metricsConnectionTimeout: Duration = .seconds(5)
     public var maximumConnections = 1024
     /// Connections one uid may hold at once (root and the daemon's uid are exempt), so that
     /// one client cannot take every slot of `maximumConnections`.
@@ -56,6 +59,7 @@ public final class APIServer: Service, Sendable {
         var name: String
         var listening: Listening
         var table: [Endpoint]
+        var timeouts: ConnectionTimeouts
         /// The configuration key its failures name.
         var setting: String
     }
@@ -83,9 +87,13 @@ public final class APIServer: Service, Sendable {
         registry: PrometheusCollectorRegistry?,
         logger: Logger
     ) {
-        let api = Listener(name: "API", listening: listening, table: EndpointTable.endpoints, setting: "socket.path")
+        let api = Listener(
+            name: "API", listening: listening, table: EndpointTable.endpoints, timeouts: ConnectionTimeouts(limits),
+            setting: "socket.path")
         let metrics = metricsListening.map {
-            Listener(name: "metrics socket", listening: $0, table: EndpointTable.metricsOnly, setting: "api.metrics_socket")
+            Listener(
+                name: "metrics socket", listening: $0, table: EndpointTable.metricsOnly,
+                timeouts: .metricsSocket(limits), setting: "api.metrics_socket")
         }
         listeners = [api] + (metrics.map { [$0] } ?? [])
         context = ServerContext(
@@ -133,11 +141,11 @@ public final class APIServer: Service, Sendable {
         case .descriptor(let fd):
             descriptor = fd
         }
-        let (context, table) = (context, listener.table)
+        let (context, table, timeouts) = (context, listener.table, listener.timeouts)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .childChannelInitializer { channel in
-                ConnectionSetup.configure(channel, context: context, table: table)
+                ConnectionSetup.configure(channel, context: context, table: table, timeouts: timeouts)
             }
         let channel = try await bootstrap.withBoundSocket(descriptor).get()
         context.logger.info("\(listener.name) listening", metadata: ["socket": "\(listener.listening.description)"])

@@ -13,18 +13,21 @@ import Synchronization
 /// (`package`: the HTTP fuzz harness sets up its connections with it too.)
 package enum ConnectionSetup {
     package static func configure(_ channel: any Channel, context: ServerContext) -> EventLoopFuture<Void> {
-        configure(channel, context: context, table: EndpointTable.endpoints)
+        configure(channel, context: context, table: EndpointTable.endpoints, timeouts: ConnectionTimeouts(context.limits))
     }
 
-    static func configure(_ channel: any Channel, context: ServerContext, table: [Endpoint]) -> EventLoopFuture<Void> {
+    static func configure(
+        _ channel: any Channel, context: ServerContext, table: [Endpoint], timeouts: ConnectionTimeouts
+    ) -> EventLoopFuture<Void> {
         // The peer's identity first (at once on an accepted socket): admission counts per uid.
         PeerIdentity.read(channel).flatMapThrowing { peer in
-            try configure(channel, peer: peer, context: context, table: table)
+            try configure(channel, peer: peer, context: context, table: table, timeouts: timeouts)
         }
     }
 
     static func configure(
-        _ channel: any Channel, peer: PeerIdentity, context: ServerContext, table: [Endpoint] = EndpointTable.endpoints
+        _ channel: any Channel, peer: PeerIdentity, context: ServerContext, table: [Endpoint] = EndpointTable.endpoints,
+        timeouts: ConnectionTimeouts? = nil
     ) throws {
         let sync = channel.pipeline.syncOperations
         if let refusal = admit(channel, peer: peer, context: context) {
@@ -52,7 +55,7 @@ package enum ConnectionSetup {
             withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
         try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics))
-        try sync.addHandler(ConnectionStateHandler(server: context, peer: peer))
+        try sync.addHandler(ConnectionStateHandler(server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits)))
         try sync.addHandler(RouterHandler(server: context, table: table))
     }
 

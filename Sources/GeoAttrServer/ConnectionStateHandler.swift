@@ -15,6 +15,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     private let server: ServerContext
+    private let timeouts: ConnectionTimeouts
     private var client: APIClient
     /// The policy version `client.grant` was judged under.
     private var grantVersion: UInt64
@@ -33,8 +34,9 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     private var watch: WatchStream?
     private var deadline: ConnectionDeadline?
 
-    init(server: ServerContext, peer: PeerIdentity) {
+    init(server: ServerContext, peer: PeerIdentity, timeouts: ConnectionTimeouts) {
         self.server = server
+        self.timeouts = timeouts
         let (grant, version) = server.grant(for: peer)
         client = APIClient(peer: peer, grant: grant)
         grantVersion = version
@@ -207,11 +209,11 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     // MARK: Deadlines
 
     private func expectRequest(_ context: ChannelHandlerContext) {
-        deadline?.set(in: server.limits.headTimeout, kind: .head) { kind in self.deadlinePassed(kind, context) }
+        deadline?.set(in: timeouts.head, kind: .head) { kind in self.deadlinePassed(kind, context) }
     }
 
     private func waitIdle(_ context: ChannelHandlerContext) {
-        deadline?.set(in: server.limits.idleTimeout, kind: .idle) { kind in self.deadlinePassed(kind, context) }
+        deadline?.set(in: timeouts.idle, kind: .idle) { kind in self.deadlinePassed(kind, context) }
     }
 
     /// A head that did not arrive in time, or an idle keep-alive connection: close. (No complete

@@ -17,8 +17,6 @@ struct PeerIdentity: Sendable, Hashable {
     var gid: UInt32
     /// The primary gid and the supplementary groups; `nil` when the kernel's list could not be read.
     var groups: Set<UInt32>?
-    /// Whether the supplementary list may or may not hold gid 0 (see `PeerGroups.decode`).
-    var rootGroupUncertain = false
 
     /// What this peer is granted under `policy`. Whatever cannot be known about the peer is
     /// resolved towards less access, never more.
@@ -33,16 +31,24 @@ struct PeerIdentity: Sendable, Hashable {
             let matchedUID = policy.rules.contains { $0.subject == .uid(uid) }
             return usesGroups && !matchedUID && uid != 0 && uid != policy.daemonUID ? Grant(level: .none) : byUID
         }
-        let grant = policy.grant(uid: uid, groups: groups)
-        guard rootGroupUncertain, !groups.contains(0) else { return grant }
-        return grant.narrower(policy.grant(uid: uid, groups: groups.union([0])))
+        return policy.grant(uid: uid, groups: groups)
     }
 }
 
-/// SO_PEERGROUPS: the peer's supplementary groups, as an array of gids the kernel keeps sorted.
+/// SO_PEERGROUPS: the peer's supplementary groups, as an array of gids.
+///
+/// NIO's socket-option helper zero-fills the buffer and does not return the length the kernel
+/// wrote, so a zero in the buffer is either gid 0 or the buffer's own. Two facts of the kernel
+/// make the list exact all the same: it keeps every group list sorted (`groups_sort`, which its
+/// own binary search needs), so gid 0 can only come first; and it answers a buffer too small for
+/// the list with ERANGE, so a zero-length read succeeds exactly when the peer has no group.
 enum PeerGroups {
     /// `SO_PEERGROUPS` (Linux 4.13), which Glibc's module does not export.
     static let option = SocketOptionName(59)
+
+    /// A buffer of no bytes: read into it, SO_PEERGROUPS fails with ERANGE when the peer has any
+    /// group.
+    struct NoGroups {}
 
     static func gids<let count: Int>(_ buffer: InlineArray<count, UInt32>) -> [UInt32] {
         var gids: [UInt32] = []
@@ -51,24 +57,13 @@ enum PeerGroups {
         return gids
     }
 
-    /// The groups in a buffer the kernel filled from the start and that was zero before: zeros
-    /// after the last gid are the buffer's, not the kernel's. A zero before a non-zero gid is a
-    /// real gid 0; a zero only at the end may be either, which the caller resolves towards less
-    /// access.
-    static func decode(_ gids: some Collection<UInt32>) -> (groups: Set<UInt32>, rootGroupUncertain: Bool) {
-        var groups = Set<UInt32>()
-        var zeroSeen = false
-        var rootGroup = false
-        for gid in gids {
-            if gid == 0 {
-                zeroSeen = true
-            } else {
-                if zeroSeen { rootGroup = true }
-                groups.insert(gid)
-            }
-        }
-        if rootGroup { groups.insert(0) }
-        return (groups, zeroSeen && !rootGroup)
+    /// The groups in a buffer the kernel filled from the start, sorted, and that was zero before.
+    /// - Parameter hasAnyGroup: whether the kernel's list is not empty (asked only when the
+    ///   buffer holds nothing but zeros, where it decides between no group and gid 0 alone).
+    static func decode(_ gids: [UInt32], hasAnyGroup: () -> Bool) -> Set<UInt32> {
+        var groups = Set(gids.filter { $0 != 0 })
+        if gids.first == 0, !groups.isEmpty || hasAnyGroup() { groups.insert(0) }
+        return groups
     }
 }
 
@@ -92,21 +87,35 @@ extension PeerIdentity {
             // Most peers have a handful of groups; a longer list is read again into a larger buffer.
             let small: EventLoopFuture<InlineArray<64, UInt32>> = provider.unsafeGetSocketOption(
                 level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
-            return small.map { identity.with(groups: PeerGroups.gids($0)) }
+            let gids = small.map { PeerGroups.gids($0) }
                 .flatMapError { _ in
                     let large: EventLoopFuture<InlineArray<1024, UInt32>> = provider.unsafeGetSocketOption(
                         level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
-                    return large.map { identity.with(groups: PeerGroups.gids($0)) }
+                    return large.map { PeerGroups.gids($0) }
                 }
-                .recover { _ in identity }
+            return gids.flatMap { gids -> EventLoopFuture<PeerIdentity> in
+                guard gids.allSatisfy({ $0 == 0 }) else {
+                    return channel.eventLoop.makeSucceededFuture(identity.with(groups: PeerGroups.decode(gids) { true }))
+                }
+                let none: EventLoopFuture<PeerGroups.NoGroups> = provider.unsafeGetSocketOption(
+                    level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
+                return none.map { _ in identity.with(groups: []) }
+                    .flatMapError { error in
+                        // ERANGE: at least one group, and every one of them is 0. Anything else
+                        // leaves the groups unknown.
+                        guard let failure = error as? IOError, failure.errnoCode == ERANGE else {
+                            return channel.eventLoop.makeFailedFuture(error)
+                        }
+                        return channel.eventLoop.makeSucceededFuture(identity.with(groups: [0]))
+                    }
+            }
+            .recover { _ in identity }
         }.recover { _ in nobody }
     }
 
-    private func with(groups gids: [UInt32]) -> PeerIdentity {
-        let decoded = PeerGroups.decode(gids)
+    private func with(groups supplementary: Set<UInt32>) -> PeerIdentity {
         var copy = self
-        copy.groups = decoded.groups.union([gid])
-        copy.rootGroupUncertain = decoded.rootGroupUncertain && gid != 0
+        copy.groups = supplementary.union([gid])
         return copy
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import GeoAttrDaemonConfig
+import GeoAttrLinux
 import GeoAttrModel
 import GeoAttrServer
 import GeoIndex
@@ -23,7 +24,9 @@ struct GeoAttrd: AsyncParsableCommand {
         discussion: """
             Configuration: these flags, then GEOATTRD_* environment variables (the key in upper case,
             dots as underscores: GEOATTRD_SCHEDULE_TTL_S), then the YAML file, then the defaults.
-            Every key is documented in config/geoattrd.yaml.
+            Every key is documented in geoattrd.yaml(5) and in the shipped /etc/geoattrd/geoattrd.yaml.
+            A relative path given in these flags is taken against the working directory; in the
+            environment and the file, paths must be absolute.
 
             Signals: SIGUSR1 forces a fix (within the refresh budget), SIGHUP reloads the
             configuration (an invalid one is refused and the running one kept), SIGTSTP means
@@ -61,18 +64,20 @@ struct GeoAttrd: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
-        // Each flag's key (ConfigurationKey.flag); a test holds --help to the table.
+        // Each flag's key (ConfigurationKey.flag); a test holds --help to the table. Paths are
+        // taken against the working directory once, here, so that a reload reads the same files.
+        let path = { (given: String?) in given.map(WorkingDirectory.resolve) }
         let given: [(ConfigurationKey, String?)] = [
-            (ConfigurationKeys.socketPath, socket), (ConfigurationKeys.gpsdEndpoint, gpsd),
-            (ConfigurationKeys.stateFile, stateFile), (ConfigurationKeys.stateDirectory, stateDir),
-            (ConfigurationKeys.indexPath, index), (ConfigurationKeys.logLevel, logLevel),
+            (ConfigurationKeys.socketPath, path(socket)), (ConfigurationKeys.gpsdEndpoint, gpsd),
+            (ConfigurationKeys.stateFile, path(stateFile)), (ConfigurationKeys.stateDirectory, path(stateDir)),
+            (ConfigurationKeys.indexPath, path(index)), (ConfigurationKeys.logLevel, logLevel),
         ]
         var flags: [String: String] = [:]
         for case (let key, let value?) in given { flags[key.name] = value }
         let loader = ConfigurationLoader(
             flags: flags,
             environment: ProcessEnvironment.current(),
-            filePath: config ?? DaemonConfiguration.defaultFile,
+            filePath: path(config) ?? DaemonConfiguration.defaultFile,
             explicit: config != nil
         )
         let configuration: DaemonConfiguration

@@ -133,6 +133,25 @@ struct StateFileWatcherTests {
         }
     }
 
+    @Test("a state file over 4 KiB gives its space back: emptied at once, the last valid state stands, a later write is read")
+    func oversizedFileIsEmptied() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("state")
+        try await watching(path) { changes in
+            try "background".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 1) == [.background])
+            let writer = try #require(FileHandle(forWritingAtPath: path))
+            try writer.write(contentsOf: Data(repeating: UInt8(ascii: "x"), count: 8 * 1024 * 1024))
+            try writer.close()
+            let emptied = await eventually(timeout: .seconds(10)) {
+                ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1) == 0
+            }
+            #expect(emptied, "the oversized state file kept its space")
+            try "foreground".write(toFile: path, atomically: false, encoding: .utf8)
+            #expect(await changes.waitFor(count: 2) == [.background, .foreground])
+        }
+    }
+
     @Test("a thousand flips: the last one wins, and far fewer reports than flips")
     func flappingEndsOnTheLastState() async throws {
         let directory = try TemporaryDirectory()

@@ -50,25 +50,19 @@ struct AccessPolicyGroupsTests {
     }
 
     @Test func theKernelsGroupListIsReadFromAZeroedBuffer() {
-        #expect(PeerGroups.decode([20, 500, 0, 0]).groups == [20, 500])
-        // Trailing zeros may be padding: gid 0 is uncertain.
-        #expect(PeerGroups.decode([20, 500, 0, 0]).rootGroupUncertain)
-        // A zero before a gid is the kernel's (its list is sorted): gid 0 for certain.
-        let withRoot = PeerGroups.decode([0, 20, 0])
-        #expect(withRoot.groups == [0, 20])
-        #expect(!withRoot.rootGroupUncertain)
-        let allZero = PeerGroups.decode([UInt32](repeating: 0, count: 4))
-        #expect(allZero.groups.isEmpty)
-        #expect(allZero.rootGroupUncertain)
+        // Zeros after the last gid are the buffer's: the kernel's list is sorted, so gid 0 comes first.
+        #expect(PeerGroups.decode([20, 500, 0, 0]) { true } == [20, 500])
+        #expect(PeerGroups.decode([0, 20, 0]) { true } == [0, 20])
+        // Nothing but zeros: the zero-length read decides between no group and gid 0 alone.
+        #expect(PeerGroups.decode([0, 0, 0, 0]) { false } == [])
+        #expect(PeerGroups.decode([0, 0, 0, 0]) { true } == [0])
     }
 
-    @Test func anUncertainRootGroupResolvesToTheNarrowerGrant() {
+    @Test func aGroupZeroRuleAppliesToMembersOfGroupZeroOnly() {
         let policy = AccessPolicy(
-            rules: [.init(subject: .gid(0), grant: Grant(level: .exact))], defaultGrant: Grant(level: .country), daemonUID: 999)
-        let peer = PeerIdentity(uid: 2000, gid: 100, groups: [100], rootGroupUncertain: true)
-        #expect(peer.grant(under: policy).level == .country)
-        let member = PeerIdentity(uid: 2000, gid: 100, groups: [0, 100], rootGroupUncertain: false)
-        #expect(member.grant(under: policy).level == .exact)
+            rules: [.init(subject: .gid(0), grant: Grant(level: .none))], defaultGrant: Grant(level: .country), daemonUID: 999)
+        #expect(PeerIdentity(uid: 2000, gid: 100, groups: [100]).grant(under: policy).level == .country)
+        #expect(PeerIdentity(uid: 2000, gid: 100, groups: [0, 100]).grant(under: policy).level == .none)
     }
 
     @Test(arguments: ["uid:1=exact/2", "uid:1=country/1", "gid:2=none/0", "uid:1=region/10"])

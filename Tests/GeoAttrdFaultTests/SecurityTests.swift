@@ -57,7 +57,7 @@ struct SecurityTests {
         let directory = try TemporaryDirectory(prefix: "geoattrd-sec")
         let envFile = directory.file("attrs.env")
         let fault = try await FaultDaemon.start(
-            config: SecurityConfig.base + SecurityConfig.generousRefresh + "outputs:\n  env_file: \"\(envFile)\"\n", directory: directory)
+            config: SecurityConfig.base + SecurityConfig.generousRefresh + "outputs:\n  env_file: \"\(envFile)\"\n  level: exact\n", directory: directory)
         let daemon = fault.daemon
         let outside = try TemporaryDirectory(prefix: "victim")
         let victim = try Victim(path: outside.file("victim"))

@@ -159,6 +159,34 @@ struct APIProcessTests {
         #expect(await daemon.stop() == 0)
     }
 
+    @Test("a gid:0 rule applies to members of group 0 alone: a client with no group or other groups gets the default")
+    func groupZeroRuleMatchesOnlyGroupZero() async throws {
+        let daemon = try await start("""
+            socket:
+              mode: "0666"
+            access:
+              default_level: country
+              rules: ["gid:0=none"]
+
+            """)
+        chmod(daemon.directory.path, 0o755)
+        let socket = ["--socket", daemon.socketPath]
+        #expect(await attributesAvailable(GeoAttrClient(socketPath: daemon.socketPath)))
+        func get(groups: String) async throws -> CommandResult {
+            try await CommandResult.run(
+                "setpriv", ["--reuid=4545", "--regid=4545", groups, BuiltProducts.path(of: "geoattrctl"), "get"] + socket)
+        }
+        for groups in ["--clear-groups", "--groups=4545", "--groups=27,4545"] {
+            let outsider = try await get(groups: groups)
+            #expect(outsider.status == 0 && outsider.stdout.contains("\"precision\":\"country\""), "\(groups): \(outsider.stderr)")
+        }
+        for groups in ["--groups=0", "--groups=0,27,4545"] {
+            let member = try await get(groups: groups)
+            #expect(member.status == 77 && member.stderr.contains("403"), "\(groups): \(member.status) \(member.stdout)")
+        }
+        #expect(await daemon.stop() == 0)
+    }
+
     @Test("oversized, malformed, slow and silent clients get their error and are closed")
     func misbehavingClients() async throws {
         let daemon = try await start("api:\n  head_timeout_s: 0.5\n")

@@ -302,6 +302,34 @@ struct DaemonConfigurationTests {
         #expect(result.stdout.contains("schedule.ttl_s = 3600"))
     }
 
+    @Test("paths on the command line are taken against the working directory; relative paths in the file or the environment are refused, naming the key")
+    func relativePaths() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        _ = try directory.write("log:\n  level: info\n", to: "c.yaml")
+        // As a shell in the directory runs it: geoattrd --config c.yaml --index data/world.gidx ...
+        let script = "cd \"$1\" && shift && exec \"$@\""
+        let geoattrd = BuiltProducts.path(of: "geoattrd")
+        let flags = [
+            "--config", "c.yaml", "--index", "data/world.gidx", "--socket", "./run/g.sock", "--state-file", "state",
+            "--state-dir", "cache", "--check-config",
+        ]
+        let relative = try await CommandResult.run("/bin/sh", ["-c", script, "sh", directory.path, geoattrd] + flags, timeout: .seconds(20))
+        #expect(relative.status == 0, "stderr: \(relative.stderr)")
+        for line in [
+            "index.path = \(directory.path)/data/world.gidx", "socket.path = \(directory.path)/run/g.sock",
+            "state.file = \(directory.path)/state", "state.dir = \(directory.path)/cache", "log.level = info",
+        ] {
+            #expect(relative.stdout.contains(line + "\n"), "\(line) not in:\n\(relative.stdout)")
+        }
+        _ = try directory.write("index:\n  path: data/world.gidx\n", to: "relative.yaml")
+        let inFile = try await effective(["--config", directory.file("relative.yaml")])
+        #expect(inFile.status == 78 && inFile.stderr.contains("index.path: expected an absolute path; got 'data/world.gidx'"), "\(inFile.stderr)")
+        let inEnvironment = try await CommandResult.run(
+            geoattrd, ["--config", directory.file("c.yaml"), "--check-config"], environment: ["GEOATTRD_INDEX_PATH": "data/world.gidx"],
+            timeout: .seconds(20))
+        #expect(inEnvironment.status == 78 && inEnvironment.stderr.contains("index.path: expected an absolute path"), "\(inEnvironment.stderr)")
+    }
+
     @Test("flags win over the environment, which wins over the file")
     func precedence() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")

@@ -114,6 +114,30 @@ struct MetricsSocketTests {
         #expect(await daemon.stop() == 0)
     }
 
+    @Test("the metrics socket closes a connection that sends nothing, or stays idle after a scrape, within seconds, while the API's socket keeps its configured minute")
+    func metricsConnectionsDoNotHoldSlots() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let metricsPath = directory.file("metrics.sock")
+        let config = Self.config(metricsSocket: nil) + "api:\n  metrics_socket: \(metricsPath)\n  head_timeout_s: 60\n  idle_timeout_s: 60\n"
+        let daemon = try DaemonProcess(config: config, directory: directory)
+        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let silent = try RawUnixConnection(path: metricsPath)
+        let scraped = try RawUnixConnection(path: metricsPath)
+        let api = try RawUnixConnection(path: daemon.socketPath)
+        let opened = ContinuousClock.now
+        #expect(scraped.send("GET /metrics HTTP/1.1\r\nHost: geoattrd\r\n\r\n"))
+        #expect(await scraped.read(until: "geoattrd_build_info", timeout: .seconds(10)).text.contains("200 OK"))
+        // Closed well before the API's 60 s: the metrics socket's own limit is 5 s.
+        #expect(await silent.read(timeout: .seconds(30)).closed, "a silent connection kept its slot")
+        #expect(await scraped.read(timeout: .seconds(30)).closed, "an idle scrape connection kept its slot")
+        let elapsed = ContinuousClock.now - opened
+        #expect(elapsed >= .seconds(4) && elapsed < .seconds(30), "\(elapsed)")
+        // The control: the API's socket, silent as long, is still open and answers.
+        #expect(api.send("GET /v1/status HTTP/1.1\r\nHost: geoattrd\r\n\r\n"))
+        #expect(await api.read(until: "\"state\"", timeout: .seconds(10)).text.contains("200 OK"))
+        #expect(await daemon.stop() == 0)
+    }
+
     @Test("passed by systemd as \"metrics\": served though api.metrics_socket is empty; the API's socket is found by its name, not its place")
     func passedBySystemd() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")

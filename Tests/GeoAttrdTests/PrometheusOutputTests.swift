@@ -17,7 +17,7 @@ struct PrometheusOutputTests {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
         let textfile = directory.file("geo.prom")
         let daemon = try DaemonProcess(
-            config: APIProcessTests.staticConfig + "outputs:\n  prometheus_file: \(textfile)\n", directory: directory)
+            config: APIProcessTests.staticConfig + "outputs:\n  prometheus_file: \(textfile)\n  level: exact\n", directory: directory)
         _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let metrics = try await client.request("GET", "/metrics").text
