@@ -91,14 +91,43 @@ def test_after_fork_the_child_has_its_own_thread(fake_server):
         code = 1
         try:
             ok = (
-                source.attributes["geo.location.lat"] == 11.0  # the parent's snapshot, at once
+                not source.running  # no connection before the first read
+                and server.connections == 1
+                and dict(source.attributes) == {}  # nothing of the parent's; this read starts the thread
+                and source.generation is None
                 and wait_until(lambda: source.running and source.generation == 2, 5)
+                and source.attributes["geo.location.lat"] == 12.0
                 and source.shutdown(2)
+            )
+            code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+        assert source.generation == 1 and source.running
+    finally:
+        source.shutdown()
+
+
+def test_after_fork_the_processors_start_the_childs_thread_on_their_first_read(fake_server, pipelines):
+    server = fake_server(lambda conn: (conn.start_stream(), conn.event(document()), conn.hold()))
+    p = pipelines(server.path)
+    assert p.source.wait_for_document(5)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            ok = (
+                not p.source.running
+                and p.span_attributes() == {}  # the first span: nothing, and the thread starts
+                and wait_until(lambda: p.source.running and p.source._snapshot.count, 5)
+                and p.span_attributes()["geo.location.lat"] == 47.3769
+                and p.source.shutdown(2)
             )
             code = 0 if ok else 2
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
-    assert source.generation == 1 and source.running
-    source.shutdown()
+    assert p.source.running and server.connections == 2

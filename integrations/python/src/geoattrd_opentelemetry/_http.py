@@ -12,7 +12,7 @@ import os
 import socket
 import stat
 import time
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 DEFAULT_SOCKET = "/run/geoattrd/geoattrd.sock"
 SOCKET_ENV = "GEOATTRD_SOCKET"
@@ -128,28 +128,37 @@ class Response:
 
 
 class Reader:
-    """Buffered reads from a socket, each bounded by the deadline or the socket's timeout."""
+    """Buffered reads from a socket, each bounded by the deadline or the socket's timeout.
+
+    ``on_quiet``, when set, is called each time a read times out: it may raise, and the read
+    goes on waiting if it returns True (it may set the socket's next timeout)."""
 
     def __init__(self, sock: socket.socket, deadline: Optional[Deadline] = None):
         self.sock = sock
         self.deadline = deadline
         self.buf = bytearray()
         self.eof = False
+        self.on_quiet: Optional[Callable[["Reader"], bool]] = None
+        self.received_at = time.monotonic()
 
     def _fill(self) -> bool:
         if self.eof:
             return False
         if self.deadline is not None and self.deadline.at is not None:
             self.sock.settimeout(self.deadline.remaining())
-        try:
-            data = self.sock.recv(_RECV_SIZE)
-        except socket.timeout:
-            raise Failure("timeout", "geoattrd did not answer in time") from None
-        except OSError as e:
-            raise Failure(f"recv-{e.errno}", f"reading from geoattrd failed: {e.strerror or e}") from None
+        while True:
+            try:
+                data = self.sock.recv(_RECV_SIZE)
+                break
+            except socket.timeout:
+                if self.on_quiet is None or not self.on_quiet(self):
+                    raise Failure("timeout", "geoattrd did not answer in time") from None
+            except OSError as e:
+                raise Failure(f"recv-{e.errno}", f"reading from geoattrd failed: {e.strerror or e}") from None
         if not data:
             self.eof = True
             return False
+        self.received_at = time.monotonic()
         self.buf += data
         return True
 

@@ -10,7 +10,7 @@ import threading
 import time
 import weakref
 from types import MappingProxyType
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 from ._document import EMPTY, Snapshot, parse_document
 from ._http import (
@@ -42,6 +42,27 @@ class _Stopping(Exception):
     pass
 
 
+class _CredentialsChanged(Exception):
+    pass
+
+
+# A forked child's snapshot until its first read, which starts the child's thread. Empty, like
+# EMPTY; the readers tell the two apart by identity, and only when there is nothing to stamp.
+UNSTARTED = Snapshot({})
+
+Credentials = Tuple[int, int, Tuple[int, ...]]
+
+
+def _credentials() -> Credentials:
+    """What the daemon will see of this process at connect: SO_PEERCRED carries the effective
+    uid and gid, SO_PEERGROUPS the supplementary groups."""
+    try:
+        groups = tuple(sorted(set(os.getgroups())))
+    except OSError:
+        groups = ()
+    return os.geteuid(), os.getegid(), groups
+
+
 class GeoAttrdAttributeSource:
     """The current ``geo.*`` attributes from geoattrd, kept fresh by one daemon thread.
 
@@ -54,7 +75,15 @@ class GeoAttrdAttributeSource:
     failure is logged once (with a reminder at most every 10 minutes while it lasts) on the
     ``geoattrd_opentelemetry`` logger.
 
-    Reading :attr:`attributes` does no I/O, takes no lock and never raises.
+    The daemon grants a connection what the process's credentials (effective uid and gid,
+    supplementary groups) allowed when it connected. The thread compares them with the
+    current ones before each connect, before it applies each answer, and every
+    ``credential_check_interval`` seconds while it waits; when they differ it empties the
+    snapshot and reconnects. A child process after ``fork()`` keeps nothing of the parent's
+    snapshot: its first read starts its own thread.
+
+    Reading :attr:`attributes` does no I/O, takes no lock and never raises (the first read in
+    a forked child starts the thread, once).
     """
 
     def __init__(
@@ -68,6 +97,7 @@ class GeoAttrdAttributeSource:
         backoff_max: float = 30.0,
         request_timeout: float = 5.0,
         max_event_bytes: int = MAX_EVENT_BYTES,
+        credential_check_interval: float = 1.0,
         start: bool = True,
     ):
         self.socket_path = resolve_socket_path(socket_path)
@@ -78,6 +108,7 @@ class GeoAttrdAttributeSource:
         self.backoff_max = max(float(backoff_max), self.backoff_initial)
         self.request_timeout = float(request_timeout)
         self.max_event_bytes = int(max_event_bytes)
+        self.credential_check_interval = max(float(credential_check_interval), 0.01)
 
         self._snapshot: Snapshot = EMPTY
         self._lock = threading.Lock()
@@ -87,6 +118,8 @@ class GeoAttrdAttributeSource:
         self._sock: Optional[socket.socket] = None
         self._refs = 0
         self._etag: Optional[str] = None
+        # The credentials of the last connect: those the snapshot was granted to.
+        self._creds: Optional[Credentials] = None
         self._logged: Dict[str, float] = {}
         self._failing = False
         self._stream_opened = False
@@ -101,21 +134,32 @@ class GeoAttrdAttributeSource:
     @property
     def attributes(self) -> Mapping[str, object]:
         """The current attributes (read-only; empty while no location is known)."""
-        return MappingProxyType(self._snapshot.attributes)
+        snapshot = self._snapshot
+        if snapshot is UNSTARTED:
+            self._start_on_read()
+        return MappingProxyType(snapshot.attributes)
 
     @property
     def generation(self) -> Optional[int]:
         """The generation of the daemon's result behind :attr:`attributes`, if any."""
-        return self._snapshot.generation
+        snapshot = self._snapshot
+        if snapshot is UNSTARTED:
+            self._start_on_read()
+        return snapshot.generation
 
     @property
     def precision(self) -> Optional[str]:
         """The precision level the daemon granted this client (``exact``, ``country``, ...)."""
-        return self._snapshot.precision
+        snapshot = self._snapshot
+        if snapshot is UNSTARTED:
+            self._start_on_read()
+        return snapshot.precision
 
     def wait_for_document(self, timeout: float) -> bool:
         """Blocks until a first document has arrived (for start-up code and tests; the
         processors never call it). True if one has."""
+        if self._snapshot is UNSTARTED:
+            self._start_on_read()
         return self._have_document.wait(timeout)
 
     # -- life cycle --------------------------------------------------------------------
@@ -123,16 +167,33 @@ class GeoAttrdAttributeSource:
     def start(self) -> None:
         """Starts the background thread (idempotent)."""
         with self._lock:
-            if self._thread is not None and self._thread.is_alive():
-                return
-            self._stop = threading.Event()
-            self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
-            self._thread.start()
+            self._start_locked()
+
+    def _start_locked(self) -> None:
+        if self._snapshot is UNSTARTED:
+            self._snapshot = EMPTY
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        self._thread.start()
+
+    def _start_on_read(self) -> None:
+        """The first read in a forked child starts its thread: by then a worker has usually
+        switched to the credentials it serves with, which are the ones its connect presents."""
+        try:
+            with self._lock:
+                if self._snapshot is UNSTARTED and not self._stop.is_set():
+                    self._start_locked()
+        except Exception:  # never into the application
+            pass
 
     def shutdown(self, timeout: float = 5.0) -> bool:
         """Stops the thread, interrupting a blocked read, and joins it. True if it ended."""
         with self._lock:
             self._stop.set()
+            if self._snapshot is UNSTARTED:
+                self._snapshot = EMPTY
             thread = self._thread
             if self._sock is not None:
                 try:
@@ -216,6 +277,14 @@ class GeoAttrdAttributeSource:
                         raise Failure("empty-stream", "geoattrd's event stream ended without an event")
             except _Stopping:
                 break
+            except _CredentialsChanged:
+                self._log_once(
+                    "credentials",
+                    logging.INFO,
+                    "this process's uid, gid or groups changed: dropped the attributes geoattrd granted "
+                    "to the previous ones; reconnecting",
+                )
+                continue
             except WatchUnavailable as failure:
                 self._note_failure(failure)
                 poll_until = time.monotonic() + self.watch_retry_interval
@@ -242,9 +311,49 @@ class GeoAttrdAttributeSource:
                 failures += 1
                 wait = self._backoff(failures)
             if wait > 0:
-                stop.wait(wait)
+                self._wait(stop, wait)
+
+    def _wait(self, stop: threading.Event, seconds: float) -> None:
+        """Waits out a backoff or a poll interval, returning early when the process's
+        credentials change (what the snapshot holds is then dropped at once)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or stop.wait(min(left, self.credential_check_interval)):
+                return
+            if self._creds is not None and _credentials() != self._creds:
+                self._forget()
+                return
+
+    def _forget(self) -> None:
+        self._snapshot = EMPTY
+        self._have_document.clear()
+        self._etag = None
+
+    def _check_credentials(self) -> None:
+        """Raises _CredentialsChanged, with the snapshot emptied, when the process's
+        credentials are no longer those this connection was granted to."""
+        if _credentials() != self._creds:
+            self._forget()
+            raise _CredentialsChanged()
+
+    def _on_quiet(self, reader) -> bool:
+        """A quiet moment on the stream: the credentials are checked, and the stream is given
+        up when it has been silent for idle_timeout."""
+        self._check_stopping()
+        self._check_credentials()
+        left = self.idle_timeout - (time.monotonic() - reader.received_at)
+        if left <= 0:
+            return False
+        reader.sock.settimeout(min(self.credential_check_interval, left))
+        return True
 
     def _open(self) -> socket.socket:
+        creds = _credentials()
+        if creds != self._creds:
+            if self._creds is not None:
+                self._forget()
+            self._creds = creds
         sock = connect(self.socket_path, self.request_timeout)
         with self._lock:
             if self._stop.is_set():
@@ -287,7 +396,9 @@ class GeoAttrdAttributeSource:
                 )
             self._stream_opened = True
             response.reader.deadline = None
-            sock.settimeout(self.idle_timeout)
+            response.reader.on_quiet = self._on_quiet
+            response.reader.received_at = time.monotonic()
+            sock.settimeout(min(self.credential_check_interval, self.idle_timeout))
             parser = SSEParser(self.max_event_bytes)
             got_event = False
             try:
@@ -300,6 +411,7 @@ class GeoAttrdAttributeSource:
                         except Failure as failure:
                             self._note_failure(failure)
                             continue
+                        self._check_credentials()
                         self._etag = None
                         self._publish(snapshot)
                         self._stream_events += 1
@@ -332,6 +444,7 @@ class GeoAttrdAttributeSource:
             if self._etag:
                 headers["If-None-Match"] = self._etag
             response = request(sock, "GET", "/v1/attributes?format=json", headers, Deadline(self.request_timeout))
+            self._check_credentials()
             if response.status == 304:
                 return
             body = response.read_body(MAX_BODY_BYTES)
@@ -350,16 +463,11 @@ class GeoAttrdAttributeSource:
     # -- fork --------------------------------------------------------------------------
 
     def _after_fork_in_child(self) -> None:
-        was_running = self._thread is not None and not self._stop.is_set()
+        was_running = not self._stop.is_set() and (self._thread is not None or self._snapshot is UNSTARTED)
         # Locks and events another thread may have held at the fork are made anew.
         self._lock = threading.Lock()
-        had_document = self._have_document.is_set()
         self._have_document = threading.Event()
-        if had_document:
-            self._have_document.set()
         self._stop = threading.Event()
-        if not was_running:
-            self._stop.set()
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
@@ -367,8 +475,18 @@ class GeoAttrdAttributeSource:
             except OSError:
                 pass
         self._thread = None
+        # The parent's attributes were granted to the parent's credentials, which a prefork
+        # worker is about to drop: the child keeps none, and connects no earlier than its
+        # first read (the thread checks the credentials again before each answer it applies).
+        self._creds = None
+        self._etag = None
+        self._logged = {}
+        self._failing = False
         if was_running:
-            self.start()
+            self._snapshot = UNSTARTED
+        else:
+            self._snapshot = EMPTY
+            self._stop.set()
 
 
 _registry_lock = threading.Lock()

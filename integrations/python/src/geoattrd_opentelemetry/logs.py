@@ -9,7 +9,7 @@ from typing import Optional
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 
-from ._source import GeoAttrdAttributeSource
+from ._source import UNSTARTED, GeoAttrdAttributeSource
 from ._stamp import stamp_log_record
 from .processors import _SourceHolder
 
@@ -28,6 +28,8 @@ class GeoAttrdLogRecordProcessor(_SourceHolder, LogRecordProcessor):
     def on_emit(self, log_record) -> None:  # type: ignore[override]
         snapshot = self._source._snapshot
         if not snapshot.count:
+            if snapshot is UNSTARTED:
+                self._source._start_on_read()
             return
         try:
             stamp_log_record(log_record.log_record, snapshot)

@@ -7,7 +7,7 @@ from typing import Optional
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.trace import SpanProcessor
 
-from ._source import GeoAttrdAttributeSource, shared_source
+from ._source import UNSTARTED, GeoAttrdAttributeSource, shared_source
 from ._stamp import has_geo, stamp_span
 
 
@@ -51,6 +51,8 @@ class GeoAttrdSpanProcessor(_SourceHolder, SpanProcessor):
     def on_start(self, span, parent_context=None) -> None:  # type: ignore[override]
         snapshot = self._source._snapshot
         if not snapshot.count:
+            if snapshot is UNSTARTED:
+                self._source._start_on_read()
             return
         try:
             # The fast path, for every span: the values were validated once, when the
