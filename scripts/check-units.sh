@@ -21,13 +21,15 @@ trap 'rm -rf "$work"' EXIT
 cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service systemd/geoattrd-metrics.socket \
     systemd/geoattrd-metrics-proxy.socket systemd/geoattrd-metrics-proxy.service "$work/"
 sed "s|^ExecStart=/usr/bin/geoattrd|ExecStart=$bin|" systemd/geoattrd.service >"$work/geoattrd.service"
+sed "s|=/usr/lib/geoattrd/gpsd-guard|=$PWD/systemd/geoattrd-gpsd-guard|" systemd/geoattrd-gpsd-guard.service >"$work/geoattrd-gpsd-guard.service"
 # verify runs man(1) for each Documentation=man:PAGE(N): the tree's pages, as installed.
 for page in man/*.[1-8]; do
     mkdir -p "$work/man/man${page##*.}"
     cp "$page" "$work/man/man${page##*.}/"
 done
 output=$(cd "$work" && MANPATH="$work/man:" systemd-analyze verify geoattrd.service geoattrd.socket geoattrd-gpsd.socket \
-    geoattrd-gpsd.service geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service 2>&1 || true)
+    geoattrd-gpsd.service geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service \
+    geoattrd-gpsd-guard.service 2>&1 || true)
 if [ -n "$output" ]; then
     echo "check-units: systemd-analyze verify complained:" >&2
     echo "$output" >&2

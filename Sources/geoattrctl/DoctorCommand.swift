@@ -55,7 +55,11 @@ struct DoctorCommand: AsyncParsableCommand {
         var findings: [Finding] = []
         findings += await daemonFindings()
         findings += runtimeLayoutFindings()
-        findings += await receiverFindings()
+        let receiver = await receiverFindings()
+        findings += receiver
+        if receiver.contains(where: { $0.check == "gpsd" && $0.level == .ok }) {
+            findings += gpsdAccessFindings()
+        }
         findings.append(clockFinding())
         for finding in findings {
             StandardStreams.out("[\(finding.level.rawValue)] \(finding.check): \(finding.detail)")
@@ -316,6 +320,28 @@ struct DoctorCommand: AsyncParsableCommand {
             default:
                 return [Finding(level: .failure, check: "gpsd", detail: error.description)]
             }
+        }
+    }
+
+    /// Who else reaches gpsd: it serves the exact position to every client it accepts.
+    private func gpsdAccessFindings() -> [Finding] {
+        guard let endpoint = GPSDEndpoint(parsing: gpsd) else { return [] }
+        let guardFix = "to let only root, geoattrd's relay and the users you name reach it: systemctl enable --now geoattrd-gpsd-guard.service (users in GPSD_GUARD_USERS of /etc/default/geoattrd-gpsd-guard)"
+        switch GPSDExposure.probe(endpoint) {
+        case .open(let uid) where uid == GPSDExposure.nobody:
+            return [Finding(
+                level: .warning, check: "gpsd access",
+                detail: "any local user reaches gpsd at \(endpoint) (tried as uid \(uid)) and reads the exact position: gpsd has no access control, and access.rules do not apply to it",
+                fix: guardFix)]
+        case .open(let uid):
+            return [Finding(
+                level: .warning, check: "gpsd access",
+                detail: "this user (uid \(uid)) reaches gpsd at \(endpoint) and reads the exact position; so does every local user that no guard refuses (run doctor as root to know)",
+                fix: guardFix)]
+        case .closed(let uid):
+            return [Finding(level: .ok, check: "gpsd access", detail: "a local user no one named (uid \(uid)) is refused at \(endpoint)")]
+        case .notLocal:
+            return []
         }
     }
 

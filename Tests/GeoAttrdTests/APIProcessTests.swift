@@ -386,6 +386,9 @@ struct DoctorTests {
             #expect(result.stdout.contains("[warn] state: the daemon is paused"))
             #expect(result.stdout.contains("[ok  ] receiver: 3D fix"))
             #expect(result.stdout.contains("[ok  ] socket"))
+            // gpsd on loopback, unguarded: doctor, as root, tries as uid 65534 and gets in.
+            #expect(result.stdout.contains("[warn] gpsd access: any local user reaches gpsd at \(gpsfake.endpoint) (tried as uid 65534)"), "\(result.stdout)")
+            #expect(result.stdout.contains("geoattrd-gpsd-guard.service"), "\(result.stdout)")
             // The tests' daemons run without a world index: the load is refused, and said with its path.
             #expect(result.stdout.contains("[warn] index: the daemon refused its index file: "), "\(result.stdout)")
             #expect(await daemon.stop() == 0)
