@@ -67,7 +67,7 @@ echo "== geoattrd --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea)
     --index "$index" &
 daemon_pid=$!
 ctl() { "$bin/geoattrctl" "$@" --socket "$work/geoattrd.sock"; }
-generation() { ctl get 2>/dev/null | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }
+generation() { { ctl get 2>/dev/null || true; } | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }
 # The first fix: the receiver has none for 4 s, then gpsd needs a report or two.
 first=
 for _ in $(seq 1 300); do
@@ -86,7 +86,7 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 echo "== curl --unix-socket $work/geoattrd.sock http://geoattrd/v1/attributes" >&2
-answer=$(curl -s --unix-socket "$work/geoattrd.sock" http://geoattrd/v1/attributes || ctl get)
+answer=$(curl -s --unix-socket "$work/geoattrd.sock" http://geoattrd/v1/attributes || ctl get || true)
 echo "$answer"
 rest=$((seconds - (SECONDS - started)))
 [ "$rest" -gt 0 ] && sleep "$rest"

@@ -103,6 +103,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, libyaml-0-2, systemd (>= 242)
 Recommends: gpsd, geoattrd-geodata | geoattrd-index-format-$format
+Suggests: nftables
 Installed-Size: $installed_kb
 Section: misc
 Priority: optional
@@ -113,9 +114,23 @@ Description: OpenTelemetry geo.* attributes for Linux edge devices
  The world index the geocoder reads is in geoattrd-geodata.
 CONTROL
 echo "/etc/geoattrd/geoattrd.yaml" >"$root/DEBIAN/conffiles"
-cat >"$root/DEBIAN/postinst" <<'SCRIPT'
-#!/bin/sh
-set -e
+# What belongs in /run/geoattrd, for the postinst's clean-up (scripts/lib/run-dir-allowlist.sh):
+# the sockets the units bind there, the files and directories tmpfiles.d makes there. Read from
+# the units and tmpfiles.d shipped, so that a new one is kept from the first package that has it.
+run_sockets=$(sed -n 's|^ListenStream=/run/geoattrd/\([^/]*\)$|\1|p' systemd/*.socket | sort -u | paste -sd ' ')
+run_files=$(awk '$1 == "f" && $2 ~ /^\/run\/geoattrd\/[^\/]+$/ { print substr($2, 15) }' systemd/geoattrd.tmpfiles | paste -sd ' ')
+run_dirs=$(awk '$1 == "d" && $2 ~ /^\/run\/geoattrd\/[^\/]+$/ { print substr($2, 15) }' systemd/geoattrd.tmpfiles | paste -sd ' ')
+for name in $run_sockets $run_files $run_dirs; do
+    case $name in
+    *[!A-Za-z0-9._-]*) echo "make-deb: /run/geoattrd/$name: the postinst takes plain names only" >&2; exit 1 ;;
+    esac
+done
+case " $run_sockets " in *" geoattrd.sock "*) ;; *) echo "make-deb: no ListenStream=/run/geoattrd/geoattrd.sock in systemd/*.socket" >&2; exit 1 ;; esac
+{
+    printf '#!/bin/sh\nset -e\n'
+    printf "run_dir=/run/geoattrd\nrun_sockets='%s'\nrun_files='%s'\nrun_dirs='%s'\n" "$run_sockets" "$run_files" "$run_dirs"
+    cat scripts/lib/run-dir-allowlist.sh
+    cat <<'SCRIPT'
 if [ "$1" = "configure" ]; then
     # An upgrade from the layout where clients (group geoattr) could write /run/geoattrd: the
     # group geoattr-state is new, and supervisors must be added to it.
@@ -124,20 +139,33 @@ if [ "$1" = "configure" ]; then
         echo "geoattrd: add device supervisors to it (usermod -aG geoattr-state USER); they write the file in place" >&2
     fi
     systemd-sysusers geoattrd.conf >/dev/null 2>&1 || systemd-sysusers >/dev/null 2>&1 || true
-    # The runtime layout (tmpfiles.d/geoattrd.conf): first /run/geoattrd itself, geoattrd:geoattrd
-    # 0755, so that no client can plant anything there any more; then whatever a client left at
-    # the state file's path that is not a regular file (a symbolic link, FIFO, socket, device or
-    # directory) is removed, never followed; then the state file is created, or its owner, group
-    # and mode fixed (geoattrd:geoattr-state 0660), its content kept.
-    systemd-tmpfiles --create --exclude-prefix=/run/geoattrd/state geoattrd.conf >/dev/null 2>&1 || true
-    state=/run/geoattrd/state
-    if [ -L "$state" ] || { [ -e "$state" ] && ! [ -f "$state" ]; }; then
-        rm -rf "$state" || true
-    fi
+    # The runtime layout (tmpfiles.d/geoattrd.conf), /run/geoattrd itself first: geoattrd:geoattrd
+    # 0755, so that no client can plant anything there any more. Not yet what tmpfiles.d would
+    # re-own or fix in it (the state file, the textfile directory): what a client left at those
+    # paths must go, not become geoattrd's.
+    excluded=
+    for name in $run_files $run_dirs; do excluded="$excluded --exclude-prefix=$run_dir/$name"; done
+    systemd-tmpfiles --create $excluded geoattrd.conf >/dev/null 2>&1 || true
+    # Then only what geoattrd and systemd put there stays, each as the right kind of file with the
+    # right owner (a regular state file of geoattrd's, content kept; geoattrd's sockets; the
+    # textfile directory; the output files the configuration names), before any socket starts
+    # again. The prerm has stopped the daemon and its sockets, which systemd binds anew. The output
+    # files' paths as geoattrd reads the configuration, in the unit's clean environment; when it
+    # cannot, none stays (the daemon writes them again).
+    settings=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/bin/geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config 2>/dev/null) ||
+        settings=
+    owner=$(id -u geoattrd 2>/dev/null) || owner=0
+    clean_run_dir "$owner" "$settings"
+    # What is missing is created, and the state file's and the textfile directory's owner, group
+    # and mode fixed (geoattrd:geoattr-state 0660, geoattrd:geoattr-metrics 2750); then inside the
+    # textfile directory, closed to clients now, only the output files stay.
     systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 ||
         echo "geoattrd: systemd-tmpfiles --create geoattrd.conf failed: run it again to see why" >&2
+    clean_run_subdirs "$owner" "$settings"
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload >/dev/null 2>&1 || true
+        # gpsd's guard, where the operator enabled it, with this package's script.
+        systemctl try-reload-or-restart geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
     fi
     # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (docs/operating.md, Units).
     deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
@@ -154,12 +182,17 @@ if [ "$1" = "configure" ]; then
 fi
 exit 0
 SCRIPT
+} >"$root/DEBIAN/postinst"
 cat >"$root/DEBIAN/prerm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
     systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
         geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket geoattrd-metrics.socket >/dev/null 2>&1 || true
+    # gpsd's guard stays in place through an upgrade: stopping it would open gpsd meanwhile.
+    if [ "$1" = "remove" ]; then
+        systemctl stop geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+    fi
 fi
 exit 0
 SCRIPT
@@ -168,17 +201,20 @@ cat >"$root/DEBIAN/postrm" <<'SCRIPT'
 set -e
 if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
     deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket >/dev/null 2>&1 || true
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
 fi
 if [ "$1" = "purge" ]; then
     deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket >/dev/null 2>&1 || true
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
     rm -rf /var/lib/geoattrd /run/geoattrd /etc/geoattrd
     rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/sockets.target.wants/geoattrd-gpsd.socket \
         /etc/systemd/system/sockets.target.wants/geoattrd-metrics.socket \
         /etc/systemd/system/sockets.target.wants/geoattrd-metrics-proxy.socket \
-        /etc/systemd/system/multi-user.target.wants/geoattrd.service
+        /etc/systemd/system/multi-user.target.wants/geoattrd.service \
+        /etc/systemd/system/multi-user.target.wants/geoattrd-gpsd-guard.service
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
+    if getent passwd geoattrd-gpsd >/dev/null; then userdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
+    if getent group geoattrd-gpsd >/dev/null; then groupdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
     if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
     if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi
     if getent group geoattr-state >/dev/null; then groupdel geoattr-state >/dev/null 2>&1 || true; fi

@@ -50,6 +50,32 @@
 #      escaping-corpus tool (swift build --product escaping-corpus, or ESCAPING_CORPUS=PATH), is
 #      loaded by one transient unit and dumped by env -0: every variable holds exactly the value
 #      an environment carries (docs/clients.md: control characters removed, noncharacters U+FFFD).
+#  14. an upgrade over what a client planted in the old layout (section 9's group-writable
+#      /run/geoattrd, the textfile directory group-writable too; outputs.env_file set): a
+#      directory of its own at the env file's path holding a link to a directory of root's, a FIFO,
+#      a symbolic link to a file of root's, a stray file in /run/geoattrd/textfile; `dpkg -i` of
+#      the package again removes each and follows none (the targets unchanged), geoattrd then
+#      writes the env file where the directory was, the textfile directory holds its own file alone,
+#      and the layout holds after the next start;
+#  15. the recipes as the documents write them, each from the package's geoattrd.yaml (the
+#      outputs: lines and commands read from the documents at each run): docs/operating.md's
+#      node_exporter textfile recipe (node_exporter bound to loopback) and examples/collector's
+#      step 1 (the env file). After each, a user in none of geoattrd's groups and a client whose
+#      access rule is none (access.rules uid:UID=none) try the env file, the textfile,
+#      node_exporter's http://127.0.0.1:9100/metrics and the API: nothing finer than the recipe's
+#      outputs.level reaches either (no coordinates below exact, no postal code below postal, no
+#      locality below locality, no region below region), and the API gives the second no geo.*
+#      attribute at all;
+#  16. scraping while a local user holds idle connections: 512 to 127.0.0.1:2948 (twice the
+#      relay's limit), half idle after one answered request, half silent, none opened again once
+#      closed; a scraper retrying for up to 30 s gets GET /metrics answered 200 (the metrics socket
+#      closes silent and idle connections after 5 s).
+#  17. gpsd's guard (geoattrd-gpsd-guard.service, opt-in): off, a user in none of geoattrd's
+#      groups reads gpsd's reports on 127.0.0.1:2947 and `geoattrctl doctor` (as root) warns that
+#      any local user reaches gpsd; on, that user is refused (a reset) while root's and the
+#      relay's user's (geoattrd-gpsd) go through, geoattrd still reaches gpsd through its relay,
+#      doctor says a local user no one named is refused, and a name in GPSD_GUARD_USERS lets that
+#      user in; stopped, the table is gone.
 # The units tested are the package's: nothing in it is replaced.
 #
 #   sudo bash scripts/systemd-test.sh [DEB [GEODATA-DEB]]
@@ -103,6 +129,8 @@ cache=$PWD/.build-systemd
 # prometheus-node-exporter: Debian's node_exporter, which section 12 points at geoattrd's textfile.
 packages=systemd,systemd-sysv,dbus,gpsd,python3-gps,python3-distutils,libgps28,libyaml-0-2,libstdc++6,iproute2,procps
 packages+=,prometheus-node-exporter
+# nftables: gpsd's guard (section 17).
+packages+=,nftables
 recipe="bookworm minbase $packages +gpsfake v1"
 if [ "$(cat "$cache/root.ok" 2>/dev/null || true)" != "$recipe" ]; then
     mirror=${DEBIAN_MIRROR:-}
@@ -733,8 +761,10 @@ fi
 # b. geoattrd writes the file: the consumer is restarted and sees geoattrd's attributes after its own.
 ct systemctl enable --now geoattrd-env-restart@my-exporter.service.path 2>/dev/null || true
 config=$root/etc/geoattrd/geoattrd.yaml
-sed -i 's|^  env_file: ""$|  env_file: /run/geoattrd/geo.env|' "$config"
-grep -q '^  env_file: /run/geoattrd/geo.env$' "$config" || fail "the package's geoattrd.yaml has no line '  env_file: \"\"' to set outputs.env_file in"
+# At exact, the coordinates: what the reload below changes. (log: has a level: too.)
+sed -i -e 's|^  env_file: ""$|  env_file: /run/geoattrd/geo.env|' -e '/^outputs:$/,/^[a-z]/s|^  level: [a-z]*$|  level: exact|' "$config"
+[ "$(grep -c -E '^  (env_file: /run/geoattrd/geo.env|level: exact)$' "$config")" = 2 ] ||
+    fail "the package's geoattrd.yaml has no lines '  env_file: \"\"' and '  level: ...' to set outputs.env_file and outputs.level exact in"
 ct systemctl restart geoattrd.service || true
 ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
 for _ in $(seq 50); do ct test -f "$envfile" && break; sleep 0.2; done
@@ -883,9 +913,10 @@ prometheus_textfile_checks() {
     local wrote=() expected="geoattrd:geoattr-metrics 2750 directory;geoattrd:geoattr-metrics 640 regular file"
     ct usermod -aG geoattr-metrics prometheus || fail "usermod -aG geoattr-metrics prometheus failed"
     ct ln -sf "$textfile" /var/lib/prometheus/node-exporter/geoattrd.prom || fail "no link in /var/lib/prometheus/node-exporter"
-    sed -i -e "s|^  prometheus_file: \"\"\$|  prometheus_file: $textfile|" -e 's|^  mode: "0644"$|  mode: "0640"|' "$yaml"
+    # The socket's mode is "0660": only the outputs' can be "0640" or "0644".
+    sed -i -e "s|^  prometheus_file: \"\"\$|  prometheus_file: $textfile|" -e 's|^  mode: "064[04]"$|  mode: "0640"|' "$yaml"
     [ "$(grep -c -E "^  (prometheus_file: $textfile|mode: \"0640\")\$" "$yaml")" = 2 ] ||
-        fail "the package's geoattrd.yaml has no lines '  prometheus_file: \"\"' and '  mode: \"0644\"' to set the textfile in"
+        fail "the package's geoattrd.yaml has no lines '  prometheus_file: \"\"' and '  mode: \"0640\"' (or \"0644\") to set the textfile in"
     ct systemctl restart geoattrd.service || true
     ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
     for _ in $(seq 50); do ct test -f "$textfile" && break; sleep 0.2; done
@@ -970,6 +1001,412 @@ env_format_checks() {
     fi
 }
 env_format_checks
+
+# The package's geoattrd.yaml as shipped (the installed one is a conffile, edited by the sections
+# above), and a helper that sets keys of one of its sections.
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/geoattrd/geoattrd.yaml >"$run/geoattrd.yaml.dist"
+# yaml_set CONFIG SECTION LINES: sets in SECTION of CONFIG each "key: value" of LINES (a
+# "SECTION:" line, comments and blank lines skipped), over the key's line or its commented-out
+# example; prints "key: value" for each, and fails naming a key the section does not have.
+yaml_set() {
+    python3 - "$@" <<'PY'
+import re, sys
+path, section, given = sys.argv[1:4]
+wanted = []
+for line in given.split("\n"):
+    line = re.sub(r"\s+#.*$", "", line).rstrip()
+    match = re.match(r"^\s*([a-z_]+):\s*(.*)$", line)
+    if not match or (match.group(1) == section and not match.group(2)):
+        continue
+    wanted.append((match.group(1), match.group(2)))
+lines = open(path, encoding="utf-8").read().split("\n")
+current, done = None, set()
+for i, line in enumerate(lines):
+    header = re.match(r"^([a-z_]+):\s*$", line)
+    if header:
+        current = header.group(1)
+        continue
+    if current != section:
+        continue
+    for key, value in wanted:
+        if key not in done and re.match(rf"^  (# )?{key}:", line):
+            lines[i] = f"  {key}: {value}"
+            done.add(key)
+missing = [key for key, _ in wanted if key not in done]
+if missing or not wanted:
+    print(f"no {section}: key {' '.join(missing) or '(none given)'} in {path}", file=sys.stderr)
+    sys.exit(1)
+open(path, "w", encoding="utf-8").write("\n".join(lines))
+for key, value in wanted:
+    print(f"{key}: {value}")
+PY
+}
+
+# --- 14. An upgrade over what a client planted in the old layout --------------------------------
+# Section 9's group-writable /run/geoattrd, and the textfile directory group-writable as well: a
+# client replaces the env file by a directory of its own holding a link to a directory of root's,
+# and leaves a FIFO, a symbolic link to a file of root's and a stray file in the textfile
+# directory. No restart in between: RuntimeDirectory= would re-own all of it to geoattrd.
+upgrade_cleanup_checks() {
+    local started=$SECONDS config=$root/etc/geoattrd/geoattrd.yaml envfile=/run/geoattrd/geo.env textfile=/run/geoattrd/textfile
+    local planted=() left=() upgrade targets got log pid
+    yaml_set "$config" outputs "env_file: $envfile" >/dev/null ||
+        fail "the installed geoattrd.yaml has no outputs.env_file to set"
+    ct sh -c 'printf secret >/root/victim14 && chmod 0600 /root/victim14 &&
+        mkdir -p /root/victimdir14 && printf kept >/root/victimdir14/kept && chmod 0700 /root/victimdir14'
+    ct chgrp geoattr /run/geoattrd "$textfile"
+    ct chmod 0770 /run/geoattrd
+    ct chmod 2770 "$textfile"
+    ct_as client1 sh -c "rm -f $envfile && mkdir $envfile && ln -s /root/victimdir14 $envfile/through" &&
+        planted+=("a directory at $envfile")
+    ct_as client1 mkfifo /run/geoattrd/planted.fifo && planted+=("a FIFO")
+    ct_as client1 ln -s /root/victim14 /run/geoattrd/planted.link && planted+=("a symbolic link")
+    ct_as client1 sh -c "echo 'geoattrd_location_info{geo_locality_name=\"elsewhere\"} 1' >$textfile/planted.prom" &&
+        planted+=("a stray file in $textfile")
+    if [ ${#planted[@]} -ne 4 ]; then
+        fail "the old layout: client1 planted only ${planted[*]:-nothing} of a directory at $envfile, a FIFO, a symbolic link, a stray file in $textfile"
+        return
+    fi
+    cp "$deb" "$root/root/$deb_name"
+    if ! upgrade=$(ct dpkg -i "/root/$deb_name" 2>&1); then
+        fail "dpkg -i over the client's objects failed:"
+        printf '%s\n' "$upgrade" | indent
+        return
+    fi
+    [ "$(ct stat -c %F "$envfile" 2>/dev/null || true)" = directory ] && left+=("the directory at $envfile")
+    ct test -e /run/geoattrd/planted.fifo -o -L /run/geoattrd/planted.fifo && left+=("the FIFO")
+    ct test -e /run/geoattrd/planted.link -o -L /run/geoattrd/planted.link && left+=("the symbolic link")
+    ct test -e "$textfile/planted.prom" -o -L "$textfile/planted.prom" && left+=("the stray file")
+    targets="$(ct stat -c '%U:%G %a' /root/victim14 || true) $(ct cat /root/victim14 || true);$(ct stat -c '%U:%G %a' /root/victimdir14 || true) $(ct ls /root/victimdir14 || true)"
+    if [ ${#left[@]} -eq 0 ] && [ "$targets" = "root:root 600 secret;root:root 700 kept" ]; then
+        pass "dpkg -i over the old layout removed what client1 planted (${planted[*]}), following none: the links' targets unchanged; dpkg said $(grep -c '^geoattrd: removing ' <<<"$upgrade" || true) 'geoattrd: removing' line(s)"
+    else
+        fail "dpkg -i over the old layout left ${left[*]:-nothing}; the links' targets: '$targets' (expected 'root:root 600 secret;root:root 700 kept'); dpkg said:"
+        printf '%s\n' "$upgrade" | indent
+    fi
+    # The next start (a client's request), then a fix: the env file is written where the directory was.
+    ct_as client1 timeout 30 geoattrctl get >/dev/null 2>&1 || true
+    ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
+    for _ in $(seq 50); do [ "$(ct stat -c %F "$envfile" 2>/dev/null || true)" = "regular file" ] && break; sleep 0.2; done
+    pid=$(ct systemctl show -p MainPID --value geoattrd.service)
+    log=$( [ "${pid:-0}" != 0 ] && ct journalctl -q -o cat --no-pager _PID="$pid" || true)
+    got="$(ct stat -c '%U %F' "$envfile" 2>&1 || true);$(ct stat -c '%U:%G %a' "$textfile" 2>&1 || true) $(ct ls -A "$textfile" 2>&1 | paste -sd ' ' || true)"
+    if [ "$got" = "geoattrd regular file;geoattrd:geoattr-metrics 2750 geoattrd.prom" ] &&
+        ct grep -q '^OTEL_RESOURCE_ATTRIBUTES=' "$envfile" && ! grep -q 'output file not written' <<<"$log"; then
+        pass "after the upgrade and the next start geoattrd writes $envfile (a regular file of its own) and the textfile directory holds its geoattrd.prom alone (geoattrd:geoattr-metrics 2750); no 'output file not written'"
+    else
+        fail "after the upgrade and the next start: '$got' (expected 'geoattrd regular file;geoattrd:geoattr-metrics 2750 geoattrd.prom'); geoattrd's log:"
+        { grep -E 'output|warning' <<<"$log" || true; } | tail -n 10 | indent
+    fi
+    layout_checks "after the upgrade over a client's objects and the next start"
+    info "the upgrade-over-planted-objects checks took $((SECONDS - started)) s"
+}
+upgrade_cleanup_checks
+
+# --- 15. The recipes, as written, and who reads what they publish ----------------------------------
+# Each recipe from the package's geoattrd.yaml, its outputs: lines and commands taken from the
+# documents themselves: docs/operating.md's node_exporter textfile recipe, then
+# examples/collector/README.md's step 1 (the env file). After each, a user in none of geoattrd's
+# groups (outsider) and a client whose access rule is none (ruled, group geoattr) try every way to
+# the location: the env file, the textfile, node_exporter's port on loopback, the API.
+# recipe_block FILE MARKER LANG [N]: the Nth (default first) fenced block of LANG after the first
+# line of FILE holding MARKER, unindented; nothing when there is none.
+recipe_block() {
+    python3 - "$@" <<'PY'
+import sys, textwrap
+path, marker, lang = sys.argv[1:4]
+wanted = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+lines = open(path, encoding="utf-8").read().split("\n")
+start = next((i for i, line in enumerate(lines) if marker in line), None)
+if start is None:
+    sys.exit(0)
+fence, seen, block = None, 0, []
+for line in lines[start + 1:]:
+    text = line.strip()
+    if fence is None:
+        if text.startswith("```"):
+            fence = text[3:]
+            seen += fence == lang
+        continue
+    if text == "```":
+        if fence == lang and seen == wanted:
+            print(textwrap.dedent("\n".join(block)))
+            sys.exit(0)
+        fence = None
+    elif fence == lang and seen == wanted:
+        block.append(line)
+PY
+}
+# finer_than LEVEL TEXT: what TEXT (an env file, a textfile, a scrape, geoattrctl's JSON) shows
+# beyond LEVEL, as words; nothing when it shows nothing more.
+finer_than() {
+    local rank=0 shown=()
+    case $1 in country) rank=1 ;; region) rank=2 ;; locality) rank=3 ;; postal) rank=4 ;; exact) rank=5 ;; esac
+    if [ "$rank" -lt 5 ] && grep -q -i -E 'geo[._]location[._](lat|lon)|geoattrd_location_(latitude|longitude)_degrees' <<<"$2"; then shown+=(coordinates); fi
+    if [ "$rank" -lt 4 ] && grep -q -i -E 'geo[._]postal[._]code' <<<"$2"; then shown+=("postal code"); fi
+    if [ "$rank" -lt 3 ] && grep -q -i -E 'geo[._]locality[._]name' <<<"$2"; then shown+=(locality); fi
+    if [ "$rank" -lt 2 ] && grep -q -i -E 'geo[._]region[._]iso[._]code' <<<"$2"; then shown+=(region); fi
+    if [ "$rank" -lt 1 ] && grep -q -i -E 'geo[._](country[._]iso[._]code|continent[._]code)' <<<"$2"; then shown+=(country); fi
+    echo "${shown[*]}"
+}
+# http_as USER URL: the status, a tab and the body of a GET made inside the container as USER.
+http_as() {
+    ct runuser -u "$1" -- python3 -c '
+import sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=20) as answer:
+        status, body = answer.status, answer.read()
+except urllib.error.HTTPError as error:
+    status, body = error.code, error.read()
+except OSError as error:
+    print(f"error\t{error}")
+    sys.exit(0)
+sys.stdout.buffer.write(f"{status}\t".encode() + body)' "$2"
+}
+# reader_checks RECIPE LEVEL USER...: what each USER reads of the location, against LEVEL.
+reader_checks() {
+    local recipe=$1 level=$2 user file got text seen finer summary=() problems=() envfile textfile api scrape
+    shift 2
+    envfile=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.env_file = //p' || true)
+    textfile=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.prometheus_file = //p' || true)
+    for user in "$@"; do
+        text= seen=()
+        for file in $envfile $textfile; do
+            if got=$(ct_as "$user" cat "$file" 2>/dev/null); then text+=$got$'\n' seen+=("$file read"); else seen+=("$file refused"); fi
+        done
+        scrape=$(http_as "$user" http://127.0.0.1:9100/metrics || true)
+        case ${scrape%%$'\t'*} in
+        200) text+=$(grep '^geoattrd_' <<<"${scrape#*$'\t'}" || true)$'\n' seen+=(":9100 $(grep -c '^geoattrd_location' <<<"${scrape#*$'\t'}" || true) geoattrd_location lines") ;;
+        *) seen+=(":9100 ${scrape:0:60}") ;;
+        esac
+        if api=$(ct_as "$user" timeout 20 geoattrctl get 2>&1); then
+            text+=$api$'\n' seen+=("the API $(grep -o -E '"geo\.[a-z_.]*"' <<<"$api" | sort -u | paste -sd ',' || true)")
+            if [ "$user" = ruled ] && [ -n "$(finer_than none "$api")" ]; then problems+=("ruled (none) got from the API: $(finer_than none "$api")"); fi
+        else
+            seen+=("the API refused")
+        fi
+        finer=$(finer_than "$level" "$text")
+        [ -z "$finer" ] || problems+=("$user read $finer, finer than $level")
+        summary+=("$user: $(IFS=';'; echo "${seen[*]}" | sed 's/;/, /g')")
+    done
+    if [ ${#problems[@]} -eq 0 ]; then
+        pass "$recipe at outputs.level $level: nothing finer reaches $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
+    else
+        fail "$recipe at outputs.level $level: $(IFS=';'; echo "${problems[*]}" | sed 's/;/; /g'); what each got: $(IFS=';'; echo "${summary[*]}" | sed 's/;/; /g')"
+    fi
+}
+recipe_checks() {
+    local started=$SECONDS config=$root/etc/geoattrd/geoattrd.yaml yaml listen commands set level ruled_uid got
+    ct useradd --no-create-home --shell /usr/sbin/nologin outsider
+    ct useradd --no-create-home --shell /usr/sbin/nologin --groups geoattr ruled
+    ruled_uid=$(ct id -u ruled)
+    # a. docs/operating.md: node_exporter's textfile collector.
+    cp "$run/geoattrd.yaml.dist" "$config"
+    yaml_set "$config" access "rules: [\"uid:$ruled_uid=none\"]" >/dev/null || fail "the package's geoattrd.yaml has no access.rules"
+    yaml=$(recipe_block docs/operating.md "**The location through node_exporter's textfile collector.**" yaml)
+    listen=$(recipe_block docs/operating.md "**The location through node_exporter's textfile collector.**" sh 1)
+    commands=$(recipe_block docs/operating.md "Then, for Debian's \`prometheus-node-exporter\`" sh)
+    if ! set=$(yaml_set "$config" outputs "$yaml" 2>&1) || [[ $listen != ARGS=* ]] || [ -z "$commands" ]; then
+        fail "docs/operating.md's textfile recipe: no outputs: block to apply ($set), ARGS line ('$listen') or commands"
+    else
+        sed -i '/^ARGS=/d' "$root/etc/default/prometheus-node-exporter"
+        printf '%s\n' "$listen" >>"$root/etc/default/prometheus-node-exporter"
+        # The link from section 12 goes: the recipe makes it.
+        ct rm -f /var/lib/prometheus/node-exporter/geoattrd.prom
+        ct sh -ec "$commands" >"$run/recipe.log" 2>&1 || { fail "the textfile recipe's commands failed:"; indent <"$run/recipe.log"; }
+        ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
+        for _ in $(seq 50); do [ -n "$(ct ss -Hltn 'sport = :9100' || true)" ] && break; sleep 0.2; done
+        level=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.level = //p' || true)
+        got=$(http_as root http://127.0.0.1:9100/metrics)
+        info "the textfile recipe: $(paste -sd ',' <<<"$set" | sed 's/,/, /g'); $listen; node_exporter listens on $(ct ss -Hltn 'sport = :9100' | awk '{ print $4 }' | paste -sd ' ' || true); root's scrape has $(grep -c '^geoattrd_location' <<<"$got" || true) geoattrd_location lines"
+        reader_checks "the textfile recipe (docs/operating.md)" "${level:-?}" outsider ruled
+    fi
+    # b. examples/collector/README.md, step 1: the env file, for the Collector's group.
+    cp "$run/geoattrd.yaml.dist" "$config"
+    yaml_set "$config" access "rules: [\"uid:$ruled_uid=none\"]" >/dev/null || true
+    yaml=$(recipe_block examples/collector/README.md "**geoattrd writes the env file.**" yaml)
+    commands=$(recipe_block examples/collector/README.md "**geoattrd writes the env file.**" sh)
+    if ! set=$(yaml_set "$config" outputs "$yaml" 2>&1) || [ -z "$commands" ]; then
+        fail "examples/collector/README.md's step 1: no outputs: lines to apply ($set) or commands"
+    else
+        # What the otelcol-contrib package would have made: its group.
+        ct groupadd --system otelcol-contrib 2>/dev/null || true
+        ct sh -ec "$commands" >"$run/recipe.log" 2>&1 || { fail "step 1's commands failed:"; indent <"$run/recipe.log"; }
+        ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
+        level=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.level = //p' || true)
+        envfile=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.env_file = //p' || true)
+        for _ in $(seq 50); do ct test -f "$envfile" && break; sleep 0.2; done
+        info "the Collector recipe's step 1: $(paste -sd ',' <<<"$set" | sed 's/,/, /g'); $envfile is $(ct stat -c '%U:%G %a' "$envfile" 2>&1 || true)"
+        reader_checks "the Collector recipe's env file (examples/collector)" "${level:-?}" outsider ruled
+    fi
+    info "the recipes' checks took $((SECONDS - started)) s"
+}
+recipe_checks
+
+# --- 16. Scraping while a local user holds idle connections ---------------------------------------
+# outsider holds 512 connections to the relay (twice its limit): the odd ones idle after one
+# answered request (a keep-alive), the even ones silent; none is opened again once closed. A
+# scraper retrying for up to 30 s must get its 200 meanwhile.
+# tally WORD...: each distinct word with its count, "WORD xN, ..."
+tally() {
+    [ $# -gt 0 ] || return 0
+    printf '%s\n' "$@" | sort | uniq -c | awk '{ printf "%s%s x%s", sep, $2, $1; sep = ", " }'
+}
+idle_connection_checks() {
+    local started=$SECONDS listen port opened held held_first answer took tries=0 refusals=() scraped=
+    listen=$(ct systemctl show -p Listen --value geoattrd-metrics-proxy.socket)
+    port=${listen#127.0.0.1:}
+    port=${port%% *}
+    cat >"$root/usr/local/bin/hold-connections" <<'PY'
+#!/usr/bin/python3
+# hold-connections PORT N STATUS: N connections to 127.0.0.1:PORT, as said above; writes
+# "opened held" to STATUS each half second.
+import os, selectors, socket, sys
+port, count, status = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+selector = selectors.DefaultSelector()
+opened = 0
+for i in range(count):
+    connection = socket.socket()
+    try:
+        connection.connect(("127.0.0.1", port))
+        if i % 2:
+            connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    except OSError:
+        pass
+    opened += 1
+    connection.setblocking(False)
+    selector.register(connection, selectors.EVENT_READ)
+while True:
+    for key, _ in selector.select(timeout=0.5):
+        try:
+            data = key.fileobj.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            selector.unregister(key.fileobj)
+            key.fileobj.close()
+    with open(status + ".new", "w") as out:
+        out.write(f"{opened} {len(selector.get_map())}\n")
+    os.replace(status + ".new", status)
+PY
+    chmod 0755 "$root/usr/local/bin/hold-connections"
+    # A control first: the relay and geoattrd answer.
+    answer=$(container_http GET "http://127.0.0.1:$port/metrics")
+    if [ "${answer%%$'\t'*}" != 200 ]; then
+        fail "scraping under idle connections: http://127.0.0.1:$port/metrics answers '${answer:0:100}' before any is held"
+        return
+    fi
+    ct rm -f /tmp/held
+    if ! ct systemd-run --quiet --collect --unit=systemd-test-hold -p User=outsider -p LimitNOFILE=2048 \
+        /usr/local/bin/hold-connections "$port" 512 /tmp/held; then
+        fail "scraping under idle connections: the holder (systemd-run as outsider) did not start"
+        return
+    fi
+    for _ in $(seq 100); do
+        read -r opened held < <(ct cat /tmp/held 2>/dev/null || echo "0 0")
+        [ "$opened" = 512 ] && break
+        sleep 0.1
+    done
+    held_first=$held took=$SECONDS
+    while [ $((SECONDS - took)) -lt 30 ]; do
+        tries=$((tries + 1))
+        answer=$(ct timeout 10 python3 -c '
+import sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=5) as answer:
+        print(answer.status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+except Exception as error:
+    print(type(error).__name__)' "http://127.0.0.1:$port/metrics" 2>&1 || echo timeout)
+        if [ "$answer" = 200 ]; then
+            scraped=$((SECONDS - took))
+            break
+        fi
+        refusals+=("$answer")
+        sleep 0.5
+    done
+    read -r opened held < <(ct cat /tmp/held 2>/dev/null || echo "0 0")
+    ct systemctl stop systemd-test-hold 2>/dev/null || true
+    if [ -n "$scraped" ]; then
+        pass "while outsider held idle connections to 127.0.0.1:$port ($opened opened, half idle after a request, half silent, none opened again; $held_first still open when the scraping began, $held at its 200): GET /metrics answered 200 after ${scraped} s, at try $tries${refusals[*]:+ (before it: $(tally "${refusals[@]}"))}"
+    else
+        fail "while outsider held idle connections to 127.0.0.1:$port ($opened opened; $held_first still open when the scraping began, $held after it): no 200 in 30 s of $tries tries: $(tally "${refusals[@]}")"
+        ct journalctl -q -o cat --no-pager -u geoattrd-metrics-proxy.service | sort | uniq -c | sort -rn | head -n 5 | indent || true
+    fi
+    info "the relay refused $(ct journalctl -q -o cat --no-pager -u geoattrd-metrics-proxy.service | grep -c 'Hit connection limit' || true) connection(s) at its limit; the idle-connection checks took $((SECONDS - started)) s"
+}
+idle_connection_checks
+
+# --- 17. gpsd's guard ----------------------------------------------------------------------------
+gpsd_guard_checks() {
+    local started=$SECONDS before after root_after relay_after named doctor_before doctor_after pid through tables
+    # What a gpsd client gets on 127.0.0.1:2947 as USER: "reports" (gpsd's VERSION greeting),
+    # "reset" or another failure.
+    gpsd_as() {
+        ct runuser -u "$1" -- python3 -c '
+import socket
+try:
+    s = socket.create_connection(("127.0.0.1", 2947), timeout=3)
+    s.settimeout(3)
+    print("reports" if b"VERSION" in s.recv(4096) else "silent")
+except ConnectionRefusedError:
+    print("refused")
+except OSError as error:
+    print(type(error).__name__)' 2>&1 || echo "error"
+    }
+    before=$(gpsd_as outsider)
+    doctor_before=$(ct timeout 60 geoattrctl doctor --gpsd 127.0.0.1:2947 --timeout 20 2>&1 | grep 'gpsd access' || true)
+    if [ "$before" = reports ] && [[ $doctor_before == *"[warn] gpsd access: any local user reaches gpsd"* ]]; then
+        pass "without the guard gpsd serves outsider (a user in no group) on 127.0.0.1:2947, and doctor says: ${doctor_before#*: }"
+    else
+        fail "without the guard: outsider got '$before' from gpsd; doctor said '${doctor_before:-nothing}'"
+    fi
+    if ! ct systemctl start geoattrd-gpsd-guard.service; then
+        fail "systemctl start geoattrd-gpsd-guard.service failed"
+        ct journalctl -q -o cat --no-pager -u geoattrd-gpsd-guard.service | indent || true
+        return
+    fi
+    after=$(gpsd_as outsider)
+    root_after=$(gpsd_as root)
+    relay_after=$(gpsd_as geoattrd-gpsd)
+    doctor_after=$(ct timeout 60 geoattrctl doctor --gpsd 127.0.0.1:2947 --timeout 20 2>&1 | grep 'gpsd access' || true)
+    # geoattrd's own way: its namespace's 127.0.0.1:2947 is the relay's socket, and the relay
+    # connects to gpsd as geoattrd-gpsd.
+    ct systemctl start geoattrd.service || true
+    pid=$(ct systemctl show -p MainPID --value geoattrd.service)
+    through=$(ct nsenter -t "$pid" -n python3 -c '
+import socket
+s = socket.create_connection(("127.0.0.1", 2947), timeout=5)
+s.settimeout(5)
+print("reports" if b"VERSION" in s.recv(4096) else "silent")' 2>&1 || echo "failed")
+    # A reset answering the connection's first packet: refused, to the client.
+    if [ "$after" = refused ] && [ "$root_after" = reports ] && [ "$relay_after" = reports ] && [ "$through" = reports ] &&
+        [[ $doctor_after == *"[ok  ] gpsd access: a local user no one named (uid 65534) is refused"* ]]; then
+        pass "with the guard: outsider's connection to gpsd is refused (reset); root and geoattrd-gpsd get gpsd's reports; geoattrd reaches gpsd through its relay; doctor says: ${doctor_after#*: }"
+    else
+        fail "with the guard: outsider '$after', root '$root_after', geoattrd-gpsd '$relay_after', through geoattrd's relay '$through'; doctor said '${doctor_after:-nothing}'"
+        ct nft list ruleset 2>&1 | indent || true
+    fi
+    printf 'GPSD_GUARD_USERS="outsider no-such-user"\n' >"$root/etc/default/geoattrd-gpsd-guard"
+    ct systemctl reload geoattrd-gpsd-guard.service || true
+    named=$(gpsd_as outsider)
+    if [ "$named" = reports ] && [ "$(gpsd_as ruled)" = refused ] &&
+        ct journalctl -q -o cat --no-pager -u geoattrd-gpsd-guard.service | grep -q "no such user 'no-such-user'"; then
+        pass "GPSD_GUARD_USERS=\"outsider no-such-user\" and a reload: outsider reaches gpsd, ruled is still refused, the unknown name is left out and said in the journal"
+    else
+        fail "GPSD_GUARD_USERS with outsider: outsider got '$named', ruled '$(gpsd_as ruled)'"
+    fi
+    rm -f "$root/etc/default/geoattrd-gpsd-guard"
+    ct systemctl stop geoattrd-gpsd-guard.service || true
+    tables=$(ct nft list tables 2>&1 || true)
+    if [[ $tables != *geoattrd_gpsd_guard* ]] && [ "$(gpsd_as outsider)" = reports ]; then
+        pass "systemctl stop geoattrd-gpsd-guard: the table is gone and gpsd serves every local user again ($((SECONDS - started)) s for the guard's checks)"
+    else
+        fail "after systemctl stop geoattrd-gpsd-guard: tables '$tables'"
+    fi
+}
+gpsd_guard_checks
 
 if [ "$failures" -gt 0 ]; then
     echo "--- for the failures above: the units' status and journals"
