@@ -35,7 +35,18 @@ if [ -n "$output" ]; then
     echo "$output" >&2
     exit 1
 fi
-echo "systemd-analyze verify: clean (7 units)"
+echo "systemd-analyze verify: clean (8 units)"
+# gpsd's guard at boot, beside gpsd's own socket: enabled, it must fit in the boot's ordering
+# (systemd deletes a job to break an ordering cycle, and then gpsd or the guard never starts).
+printf '[Unit]\nDescription=boot with the guard enabled\nWants=geoattrd-gpsd-guard.service gpsd.socket sockets.target basic.target sysinit.target\n' \
+    >"$work/guard-boot.target"
+output=$(cd "$work" && MANPATH="$work/man:" systemd-analyze verify guard-boot.target 2>&1 || true)
+if [ -n "$output" ]; then
+    echo "check-units: the boot with geoattrd-gpsd-guard.service enabled:" >&2
+    echo "$output" >&2
+    exit 1
+fi
+echo "systemd-analyze verify: a boot with geoattrd-gpsd-guard.service and gpsd.socket has no ordering cycle"
 # The Collector recipe's units (examples/collector/): the restart pair instantiated for a consumer,
 # and its two drop-ins on stand-ins for the units they extend (a consumer's own ExecStart is the
 # operator's). scripts/systemd-test.sh runs them under systemd.

@@ -831,10 +831,12 @@ info "the Collector recipe's checks took $((SECONDS - recipe_started)) s"
 # it starts) and geoattrd-metrics-proxy.socket (127.0.0.1, relayed by systemd-socket-proxyd to the
 # metrics socket) enabled and started while geoattrd is stopped; from the container's loopback,
 # the first scrape starts geoattrd, /metrics answers and nothing else does.
-# container_http METHOD URL [BODY]: the status, a tab and the body of a request made inside the
-# container (python3: the tree has no curl); "error<TAB>why" when there is no answer.
-container_http() {
-    ct python3 - "$@" <<'PY'
+# container_http_as USER METHOD URL [BODY]: the status, a tab and the body of a request made inside
+# the container as USER (python3: the tree has no curl); "error<TAB>why" when there is no answer.
+container_http_as() {
+    local user=$1
+    shift
+    ct runuser -u "$user" -- python3 - "$@" <<'PY'
 import sys, urllib.error, urllib.request
 method, url = sys.argv[1], sys.argv[2]
 data = sys.argv[3].encode() if len(sys.argv) > 3 else None
@@ -849,6 +851,8 @@ except OSError as error:
 sys.stdout.buffer.write(f"{status}\t".encode() + body)
 PY
 }
+# container_http METHOD URL [BODY]: the same, as root.
+container_http() { container_http_as root "$@"; }
 prometheus_scrape_checks() {
     local started=$SECONDS got listen port answer status body refused=() pid log relay_pid netns method target payload
     # systemd starts no socket whose service runs: geoattrd stops first, and the first scrape
@@ -1149,20 +1153,6 @@ finer_than() {
     if [ "$rank" -lt 1 ] && grep -q -i -E 'geo[._](country[._]iso[._]code|continent[._]code)' <<<"$2"; then shown+=(country); fi
     echo "${shown[*]}"
 }
-# http_as USER URL: the status, a tab and the body of a GET made inside the container as USER.
-http_as() {
-    ct runuser -u "$1" -- python3 -c '
-import sys, urllib.error, urllib.request
-try:
-    with urllib.request.urlopen(sys.argv[1], timeout=20) as answer:
-        status, body = answer.status, answer.read()
-except urllib.error.HTTPError as error:
-    status, body = error.code, error.read()
-except OSError as error:
-    print(f"error\t{error}")
-    sys.exit(0)
-sys.stdout.buffer.write(f"{status}\t".encode() + body)' "$2"
-}
 # reader_checks RECIPE LEVEL USER...: what each USER reads of the location, against LEVEL.
 reader_checks() {
     local recipe=$1 level=$2 user file got text seen finer summary=() problems=() envfile textfile api scrape
@@ -1174,7 +1164,7 @@ reader_checks() {
         for file in $envfile $textfile; do
             if got=$(ct_as "$user" cat "$file" 2>/dev/null); then text+=$got$'\n' seen+=("$file read"); else seen+=("$file refused"); fi
         done
-        scrape=$(http_as "$user" http://127.0.0.1:9100/metrics || true)
+        scrape=$(container_http_as "$user" GET http://127.0.0.1:9100/metrics || true)
         case ${scrape%%$'\t'*} in
         200) text+=$(grep '^geoattrd_' <<<"${scrape#*$'\t'}" || true)$'\n' seen+=(":9100 $(grep -c '^geoattrd_location' <<<"${scrape#*$'\t'}" || true) geoattrd_location lines") ;;
         *) seen+=(":9100 ${scrape:0:60}") ;;
@@ -1217,7 +1207,7 @@ recipe_checks() {
         ct timeout 60 geoattrctl refresh --wait 30 >/dev/null 2>&1 || true
         for _ in $(seq 50); do [ -n "$(ct ss -Hltn 'sport = :9100' || true)" ] && break; sleep 0.2; done
         level=$(ct geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config | sed -n 's/^outputs\.level = //p' || true)
-        got=$(http_as root http://127.0.0.1:9100/metrics)
+        got=$(container_http GET http://127.0.0.1:9100/metrics)
         info "the textfile recipe: $(paste -sd ',' <<<"$set" | sed 's/,/, /g'); $listen; node_exporter listens on $(ct ss -Hltn 'sport = :9100' | awk '{ print $4 }' | paste -sd ' ' || true); root's scrape has $(grep -c '^geoattrd_location' <<<"$got" || true) geoattrd_location lines"
         reader_checks "the textfile recipe (docs/operating.md)" "${level:-?}" outsider ruled
     fi

@@ -40,8 +40,11 @@ struct PeerIdentity: Sendable, Hashable {
 /// NIO's socket-option helper zero-fills the buffer and does not return the length the kernel
 /// wrote, so a zero in the buffer is either gid 0 or the buffer's own. Two facts of the kernel
 /// make the list exact all the same: it keeps every group list sorted (`groups_sort`, which its
-/// own binary search needs), so gid 0 can only come first; and it answers a buffer too small for
-/// the list with ERANGE, so a zero-length read succeeds exactly when the peer has no group.
+/// own binary search needs), so gid 0 can only come first, and a zero before a gid is never the
+/// buffer's; and it answers a buffer too small for the list with ERANGE, so a zero-length read
+/// succeeds exactly when the peer has no group. (The order is that of the kernel's own ids: a
+/// reader in a user namespace of its own could see an unmapped group, 65534, before gid 0, which
+/// a zero before a gid still finds; the daemon's unit gives it no such namespace.)
 enum PeerGroups {
     /// `SO_PEERGROUPS` (Linux 4.13), which Glibc's module does not export.
     static let option = SocketOptionName(59)
@@ -61,8 +64,18 @@ enum PeerGroups {
     /// - Parameter hasAnyGroup: whether the kernel's list is not empty (asked only when the
     ///   buffer holds nothing but zeros, where it decides between no group and gid 0 alone).
     static func decode(_ gids: [UInt32], hasAnyGroup: () -> Bool) -> Set<UInt32> {
-        var groups = Set(gids.filter { $0 != 0 })
-        if gids.first == 0, !groups.isEmpty || hasAnyGroup() { groups.insert(0) }
+        var groups = Set<UInt32>()
+        var zeroSeen = false
+        var rootGroup = false
+        for gid in gids {
+            if gid == 0 {
+                zeroSeen = true
+            } else {
+                if zeroSeen { rootGroup = true }
+                groups.insert(gid)
+            }
+        }
+        if rootGroup || (groups.isEmpty && zeroSeen && hasAnyGroup()) { groups.insert(0) }
         return groups
     }
 }
@@ -117,24 +130,5 @@ extension PeerIdentity {
         var copy = self
         copy.groups = supplementary.union([gid])
         return copy
-    }
-}
-
-extension Grant {
-    /// The one of the two that shows less.
-    func narrower(_ other: Grant) -> Grant {
-        var result: Grant
-        if level != other.level {
-            result = level < other.level ? self : other
-        } else {
-            result = self
-            // No rounded coordinates is narrower than any; fewer decimals narrower than more.
-            switch (coordinateDecimals, other.coordinateDecimals) {
-            case (nil, _), (_, nil): result.coordinateDecimals = nil
-            case (let mine?, let theirs?): result.coordinateDecimals = min(mine, theirs)
-            }
-        }
-        result.mayMutate = mayMutate && other.mayMutate
-        return result
     }
 }

@@ -340,6 +340,10 @@ struct DoctorCommand: AsyncParsableCommand {
                 fix: guardFix)]
         case .closed(let uid):
             return [Finding(level: .ok, check: "gpsd access", detail: "a local user no one named (uid \(uid)) is refused at \(endpoint)")]
+        case .unknown(let uid, let reason):
+            return [Finding(
+                level: .warning, check: "gpsd access", detail: "could not tell whether uid \(uid) reaches gpsd at \(endpoint) (\(reason))",
+                fix: guardFix)]
         case .notLocal:
             return []
         }

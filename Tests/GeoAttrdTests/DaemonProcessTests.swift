@@ -315,9 +315,14 @@ struct DaemonConfigurationTests {
         ]
         let relative = try await CommandResult.run("/bin/sh", ["-c", script, "sh", directory.path, geoattrd] + flags, timeout: .seconds(20))
         #expect(relative.status == 0, "stderr: \(relative.stderr)")
+        // The working directory as the kernel gives it: no symbolic link, no trailing slash.
+        let base = try #require(realpath(directory.path, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        })
         for line in [
-            "index.path = \(directory.path)/data/world.gidx", "socket.path = \(directory.path)/run/g.sock",
-            "state.file = \(directory.path)/state", "state.dir = \(directory.path)/cache", "log.level = info",
+            "index.path = \(base)/data/world.gidx", "socket.path = \(base)/run/g.sock",
+            "state.file = \(base)/state", "state.dir = \(base)/cache", "log.level = info",
         ] {
             #expect(relative.stdout.contains(line + "\n"), "\(line) not in:\n\(relative.stdout)")
         }

@@ -355,6 +355,12 @@ class GeoAttrdAttributeSource:
                 self._forget()
             self._creds = creds
         sock = connect(self.socket_path, self.request_timeout)
+        # The daemon judged the credentials of the moment of connect(): changed while it ran,
+        # they may not be those recorded.
+        if _credentials() != creds:
+            sock.close()
+            self._forget()
+            raise _CredentialsChanged()
         with self._lock:
             if self._stop.is_set():
                 sock.close()
