@@ -178,6 +178,12 @@ if [ "$1" = "configure" ]; then
             if systemctl --quiet is-enabled "$unit" 2>/dev/null; then sockets="$sockets $unit"; fi
         done
         systemctl start $sockets >/dev/null 2>&1 || true
+        # An enabled service runs without a client (the Collector and node_exporter read files and
+        # never connect): prerm stopped it, and it starts again here.
+        if systemctl --quiet is-enabled geoattrd.service 2>/dev/null; then
+            systemctl start geoattrd.service >/dev/null 2>&1 ||
+                echo "geoattrd: geoattrd.service did not start: systemctl status geoattrd" >&2
+        fi
     fi
 fi
 exit 0

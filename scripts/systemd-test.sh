@@ -53,8 +53,9 @@
 #  14. an upgrade over what a client planted in the old layout (section 9's group-writable
 #      /run/geoattrd, the textfile directory group-writable too; outputs.env_file set): a
 #      directory of its own at the env file's path holding a link to a directory of root's, a FIFO,
-#      a symbolic link to a file of root's, a stray file in /run/geoattrd/textfile; `dpkg -i` of
-#      the package again removes each and follows none (the targets unchanged), geoattrd then
+#      a symbolic link to a file of root's, a stray file in /run/geoattrd/textfile; with
+#      geoattrd.service enabled, `dpkg -i` of the package again leaves the service running without
+#      a client, removes each object and follows none (the targets unchanged), geoattrd then
 #      writes the env file where the directory was, the textfile directory holds its own file alone,
 #      and the layout holds after the next start;
 #  15. the recipes as the documents write them, each from the package's geoattrd.yaml (the
@@ -1072,10 +1073,18 @@ upgrade_cleanup_checks() {
         return
     fi
     cp "$deb" "$root/root/$deb_name"
+    # Enabled, as docs/operating.md and the Collector recipe have it, so that it runs without a client.
+    ct systemctl enable geoattrd.service >/dev/null 2>&1 || true
     if ! upgrade=$(ct dpkg -i "/root/$deb_name" 2>&1); then
         fail "dpkg -i over the client's objects failed:"
         printf '%s\n' "$upgrade" | indent
         return
+    fi
+    running=$(ct systemctl is-active geoattrd.service || true)
+    if [ "$running" = active ]; then
+        pass "dpkg -i with geoattrd.service enabled: the service runs again at once, before any client connects"
+    else
+        fail "dpkg -i with geoattrd.service enabled left it $running"
     fi
     [ "$(ct stat -c %F "$envfile" 2>/dev/null || true)" = directory ] && left+=("the directory at $envfile")
     ct test -e /run/geoattrd/planted.fifo -o -L /run/geoattrd/planted.fifo && left+=("the FIFO")

@@ -34,11 +34,18 @@ public struct RefreshBudget: Sendable, Hashable {
         return max(.zero, lastRefill + refillInterval - now)
     }
 
-    /// Keeps the tokens when the configuration changes; more than the new burst are dropped.
+    /// The budget under a reloaded configuration. A larger burst grants its new tokens at once
+    /// (raising `refresh.burst` is the way out of a spent budget); a smaller one drops those over
+    /// it. The next token comes no later than it would have: a reload never lengthens the wait.
     public func reconfigured(burst: Int, refillInterval: Duration, now: ContinuousClock.Instant) -> RefreshBudget {
-        var copy = RefreshBudget(burst: burst, refillInterval: refillInterval, now: now)
         var current = self
-        copy.tokens = min(copy.burst, current.available(at: now))
+        let tokens = current.available(at: now)
+        var copy = RefreshBudget(burst: burst, refillInterval: refillInterval, now: now)
+        copy.tokens = min(copy.burst, tokens + max(0, copy.burst - current.burst))
+        guard copy.tokens < copy.burst else { return copy }
+        // The anchor that puts the next token where the old interval put it, or sooner.
+        let longer = max(.zero, copy.refillInterval - current.refillInterval)
+        copy.lastRefill = current.lastRefill - longer
         return copy
     }
 

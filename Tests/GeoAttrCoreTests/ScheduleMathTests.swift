@@ -33,8 +33,36 @@ struct RefreshBudgetTests {
         for _ in 0..<5 { _ = budget.take(at: start) }
         var smaller = budget.reconfigured(burst: 3, refillInterval: .seconds(60), now: start)
         #expect(available(&smaller, at: start) == 1)
+        // A larger burst grants its new tokens: 1 left, 4 more.
         var larger = budget.reconfigured(burst: 10, refillInterval: .seconds(600), now: start)
-        #expect(available(&larger, at: start) == 1)
+        #expect(available(&larger, at: start) == 5)
+    }
+
+    @Test("raising refresh.burst is the way out of a spent budget")
+    func raisingTheBurstGrantsTokensNow() {
+        var budget = RefreshBudget(burst: 6, refillInterval: .seconds(600), now: start)
+        for _ in 0..<6 { _ = budget.take(at: start) }
+        #expect(!take(&budget, at: start + .seconds(7)))
+        var raised = budget.reconfigured(burst: 10, refillInterval: .seconds(600), now: start + .seconds(7))
+        #expect(available(&raised, at: start + .seconds(7)) == 4)
+    }
+
+    @Test("a reload never lengthens the wait for the next token, whatever the new interval")
+    func reloadKeepsTheCountdown() {
+        var budget = RefreshBudget(burst: 6, refillInterval: .seconds(600), now: start)
+        for _ in 0..<6 { _ = budget.take(at: start) }
+        let now = start + .seconds(7)
+        #expect(retryAfter(&budget, at: now) == .seconds(593))
+        var same = budget.reconfigured(burst: 6, refillInterval: .seconds(600), now: now)
+        #expect(retryAfter(&same, at: now) == .seconds(593))
+        var shorter = budget.reconfigured(burst: 6, refillInterval: .seconds(60), now: now)
+        #expect(retryAfter(&shorter, at: now) == .seconds(53))
+        var longer = budget.reconfigured(burst: 6, refillInterval: .seconds(1200), now: now)
+        #expect(retryAfter(&longer, at: now) == .seconds(593))
+        // Then the new interval.
+        #expect(take(&longer, at: start + .seconds(600)))
+        #expect(!take(&longer, at: start + .seconds(1799)))
+        #expect(take(&longer, at: start + .seconds(1800)))
     }
 
     @Test func zeroBurstRefusesEverything() {

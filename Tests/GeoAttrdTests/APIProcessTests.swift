@@ -116,6 +116,28 @@ struct APIProcessTests {
         #expect(await daemon.stop() == 0)
     }
 
+    @Test("a spent budget: a reload keeps Retry-After, and one that raises refresh.burst lets the refresh through")
+    func raisingTheBurstUnblocksRefresh() async throws {
+        let daemon = try await start("refresh:\n  burst: 1\n  interval_s: 600\n")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(await attributesAvailable(client))
+        #expect(try await client.refresh(wait: .seconds(5)).status == 200)
+        let spent = try await client.request("POST", "/v1/refresh")
+        #expect(spent.status == 429)
+        let before = Int(spent.header("retry-after") ?? "") ?? 0
+        daemon.signal(SIGHUP)
+        let reloaded = try #require(await daemon.waitForLog("configuration reloaded"), "\(daemon.log.text)")
+        let still = try await client.request("POST", "/v1/refresh")
+        #expect(still.status == 429)
+        #expect((Int(still.header("retry-after") ?? "") ?? .max) <= before, "the reload lengthened the wait: \(before) -> \(still.header("retry-after") ?? "-")")
+        try (APIProcessTests.staticConfig + "refresh:\n  burst: 3\n  interval_s: 600\n")
+            .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        _ = try #require(await daemon.waitForLog("configuration reloaded", from: reloaded.index + 1), "\(daemon.log.text)")
+        #expect(try await client.refresh(wait: .seconds(5)).status == 200)
+        #expect(await daemon.stop() == 0)
+    }
+
     /// Runs the built geoattrctl as another uid and gid (no such user needs to exist).
     func geoattrctl(as id: Int, _ arguments: [String]) async throws -> CommandResult {
         try await CommandResult.run(
