@@ -217,7 +217,7 @@ if [ "$1" = "purge" ]; then
         /etc/systemd/system/sockets.target.wants/geoattrd-metrics.socket \
         /etc/systemd/system/sockets.target.wants/geoattrd-metrics-proxy.socket \
         /etc/systemd/system/multi-user.target.wants/geoattrd.service \
-        /etc/systemd/system/multi-user.target.wants/geoattrd-gpsd-guard.service
+        /etc/systemd/system/sysinit.target.wants/geoattrd-gpsd-guard.service
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent passwd geoattrd-gpsd >/dev/null; then userdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
     if getent group geoattrd-gpsd >/dev/null; then groupdel geoattrd-gpsd >/dev/null 2>&1 || true; fi

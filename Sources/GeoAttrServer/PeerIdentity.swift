@@ -61,9 +61,9 @@ enum PeerGroups {
     }
 
     /// The groups in a buffer the kernel filled from the start, sorted, and that was zero before.
-    /// - Parameter hasAnyGroup: whether the kernel's list is not empty (asked only when the
-    ///   buffer holds nothing but zeros, where it decides between no group and gid 0 alone).
-    static func decode(_ gids: [UInt32], hasAnyGroup: () -> Bool) -> Set<UInt32> {
+    /// - Parameter hasAnyGroup: whether the kernel's list is not empty, which matters only when
+    ///   the buffer holds nothing but zeros: it decides between no group and gid 0 alone.
+    static func decode(_ gids: [UInt32], hasAnyGroup: Bool) -> Set<UInt32> {
         var groups = Set<UInt32>()
         var zeroSeen = false
         var rootGroup = false
@@ -75,7 +75,7 @@ enum PeerGroups {
                 groups.insert(gid)
             }
         }
-        if rootGroup || (groups.isEmpty && zeroSeen && hasAnyGroup()) { groups.insert(0) }
+        if rootGroup || (groups.isEmpty && zeroSeen && hasAnyGroup) { groups.insert(0) }
         return groups
     }
 }
@@ -107,19 +107,17 @@ extension PeerIdentity {
                     return large.map { PeerGroups.gids($0) }
                 }
             return gids.flatMap { gids -> EventLoopFuture<PeerIdentity> in
-                guard gids.allSatisfy({ $0 == 0 }) else {
-                    return channel.eventLoop.makeSucceededFuture(identity.with(groups: PeerGroups.decode(gids) { true }))
-                }
+                let decoded: @Sendable (Bool) -> PeerIdentity = { identity.with(groups: PeerGroups.decode(gids, hasAnyGroup: $0)) }
+                guard gids.allSatisfy({ $0 == 0 }) else { return channel.eventLoop.makeSucceededFuture(decoded(true)) }
                 let none: EventLoopFuture<PeerGroups.NoGroups> = provider.unsafeGetSocketOption(
                     level: SocketOptionLevel(SOL_SOCKET), name: PeerGroups.option)
-                return none.map { _ in identity.with(groups: []) }
+                return none.map { _ in decoded(false) }
                     .flatMapError { error in
-                        // ERANGE: at least one group, and every one of them is 0. Anything else
-                        // leaves the groups unknown.
+                        // ERANGE: at least one group. Anything else leaves the groups unknown.
                         guard let failure = error as? IOError, failure.errnoCode == ERANGE else {
                             return channel.eventLoop.makeFailedFuture(error)
                         }
-                        return channel.eventLoop.makeSucceededFuture(identity.with(groups: [0]))
+                        return channel.eventLoop.makeSucceededFuture(decoded(true))
                     }
             }
             .recover { _ in identity }

@@ -51,13 +51,13 @@ struct AccessPolicyGroupsTests {
 
     @Test func theKernelsGroupListIsReadFromAZeroedBuffer() {
         // Zeros after the last gid are the buffer's: the kernel's list is sorted, so gid 0 comes first.
-        #expect(PeerGroups.decode([20, 500, 0, 0]) { true } == [20, 500])
-        #expect(PeerGroups.decode([0, 20, 0]) { true } == [0, 20])
+        #expect(PeerGroups.decode([20, 500, 0, 0], hasAnyGroup: true) == [20, 500])
+        #expect(PeerGroups.decode([0, 20, 0], hasAnyGroup: true) == [0, 20])
         // Wherever a zero stands before a gid, it is the kernel's.
-        #expect(PeerGroups.decode([65534, 0, 20, 0]) { true } == [0, 20, 65534])
+        #expect(PeerGroups.decode([65534, 0, 20, 0], hasAnyGroup: true) == [0, 20, 65534])
         // Nothing but zeros: the zero-length read decides between no group and gid 0 alone.
-        #expect(PeerGroups.decode([0, 0, 0, 0]) { false } == [])
-        #expect(PeerGroups.decode([0, 0, 0, 0]) { true } == [0])
+        #expect(PeerGroups.decode([0, 0, 0, 0], hasAnyGroup: false) == [])
+        #expect(PeerGroups.decode([0, 0, 0, 0], hasAnyGroup: true) == [0])
     }
 
     @Test func aGroupZeroRuleAppliesToMembersOfGroupZeroOnly() {

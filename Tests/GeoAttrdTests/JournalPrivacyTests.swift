@@ -16,8 +16,9 @@ import Darwin
 /// was accepted, never where, whether the device moved or crossed a border, or how precise it was.
 @Suite("geoattrd journal at info")
 struct JournalPrivacyTests {
+    /// A static location with an error estimate, logged at info.
     static func config(latitude: Double, longitude: Double) -> String {
-        "gpsd:\n  enabled: false\nstatic:\n  latitude: \(latitude)\n  longitude: \(longitude)\n  error_m: 7.5\nlog:\n  level: info\n"
+        FollowerTests.config(latitude: latitude, longitude: longitude) + "  error_m: 7.5\nlog:\n  level: info\n"
     }
 
     @Test("a border crossing at info: two fixes accepted, no movement word, no error estimate, no coordinates")

@@ -23,8 +23,7 @@ struct OutputDefaultsTests {
         let (envFile, textfile) = (directory.file("geo.env"), directory.file("geo.prom"))
         // Bigcity, in region AA-N of country AA, postal code A-100.
         let daemon = try DaemonProcess(
-            config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n  error_m: 25\n"
-                + "outputs:\n  env_file: \(envFile)\n  prometheus_file: \(textfile)\n",
+            config: FollowerTests.config(latitude: 1.5, longitude: 1.0) + "outputs:\n  env_file: \(envFile)\n  prometheus_file: \(textfile)\n",
             arguments: ["--index", fixture.index], directory: directory)
         _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
         // The control: the API's root client sees the whole place.

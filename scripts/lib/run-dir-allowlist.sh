@@ -9,7 +9,9 @@
 # wrong kind of file or with the wrong owner, may be a client's, and the daemon would write
 # through it or publish what it finds there.
 
-# keep_only DIR UID ENTRY...: removes from DIR each entry that is not one of ENTRY, each KIND:NAME:
+# keep_only DIR UID FILES ENTRY...: removes from DIR each entry that is not one of ENTRY, nor a
+# regular file named in FILES (a name a line, names with spaces included; none can hold a
+# newline). Each ENTRY is KIND:NAME:
 #   s:NAME  a socket owned by UID or by root (systemd binds sockets as root, then hands them to
 #           SocketUser=): no client can make a file of either
 #   f:NAME  a regular file owned by UID, with one name: a second name would be a link someone
@@ -19,9 +21,14 @@
 # its target and follows none inside a directory, and refuses an entry another file system is
 # mounted on. Each removal is reported on stderr.
 keep_only() {
-    dir=$1 owner=$2
-    shift 2
+    dir=$1 owner=$2 files=$3
+    shift 3
     if [ -L "$dir" ] || ! [ -d "$dir" ]; then return 0; fi
+    while IFS= read -r name; do
+        if [ -n "$name" ]; then set -- "$@" "f:$name"; fi
+    done <<EOF
+$files
+EOF
     # The ENTRY arguments become find's expression for what is kept.
     for entry do
         shift
@@ -57,28 +64,13 @@ clean_run_dir() {
     for name in $run_sockets; do set -- "$@" "s:$name"; done
     for name in $run_files; do set -- "$@" "f:$name"; done
     for name in $run_dirs; do set -- "$@" "d:$name"; done
-    # A name a line (names with spaces included); none can hold a newline.
-    names=$(output_names "$run_dir" "$settings")
-    while IFS= read -r name; do
-        if [ -n "$name" ]; then set -- "$@" "f:$name"; fi
-    done <<EOF
-$names
-EOF
-    keep_only "$run_dir" "$owner" "$@"
+    keep_only "$run_dir" "$owner" "$(output_names "$run_dir" "$settings")" "$@"
 }
 
 # clean_run_subdirs UID SETTINGS: inside each of the runtime directory's own directories, only the
 # output files SETTINGS names there.
 clean_run_subdirs() {
-    owner=$1 settings=$2
     for subdir in $run_dirs; do
-        set --
-        names=$(output_names "$run_dir/$subdir" "$settings")
-        while IFS= read -r name; do
-            if [ -n "$name" ]; then set -- "$@" "f:$name"; fi
-        done <<EOF
-$names
-EOF
-        keep_only "$run_dir/$subdir" "$owner" "$@"
+        keep_only "$run_dir/$subdir" "$1" "$(output_names "$run_dir/$subdir" "$2")"
     done
 }

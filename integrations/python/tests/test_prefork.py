@@ -183,6 +183,19 @@ def exchange(daemon, pid: int, from_child: Lines, to_child: int) -> tuple:
                 pass
 
 
+def worker_report(daemon, pipeline, read_before_drop: bool):
+    """Forks a worker from this (root) process, runs it through a new fix and returns what it
+    said at its start and at its end."""
+    pid, from_child, to_child, from_child_fd = run_worker(pipeline, read_before_drop=read_before_drop)
+    try:
+        start, report = exchange(daemon, pid, from_child, to_child)
+    finally:
+        os.close(to_child)
+        os.close(from_child_fd)
+    assert "error" not in report, report
+    return start, report
+
+
 def check_parent_unchanged(pipeline) -> None:
     # The root parent still gets the exact place, the new one included.
     assert pipeline.source.running and pipeline.source.precision == "exact"
@@ -195,13 +208,7 @@ def test_a_worker_that_drops_privileges_after_fork_gets_only_its_grant(make_daem
     assert p.source.wait_for_document(5) and p.source.precision == "exact"
     assert "geo.location.lat" in geo(p.span_attributes())
 
-    pid, from_child, to_child, from_child_fd = run_worker(p, read_before_drop=False)
-    try:
-        start, report = exchange(d, pid, from_child, to_child)
-    finally:
-        os.close(to_child)
-        os.close(from_child_fd)
-    assert "error" not in report, report
+    start, report = worker_report(d, p, read_before_drop=False)
     assert report["uid"] == COUNTRY_UID
     outcome = {
         # Nothing inherited from the parent: the worker's first span and log record have no geo.*.
@@ -233,13 +240,7 @@ def test_a_worker_that_read_before_dropping_privileges_switches_grant(make_daemo
     p = pipelines(d.socket)
     assert p.source.wait_for_document(5) and p.source.precision == "exact"
 
-    pid, from_child, to_child, from_child_fd = run_worker(p, read_before_drop=True)
-    try:
-        start, report = exchange(d, pid, from_child, to_child)
-    finally:
-        os.close(to_child)
-        os.close(from_child_fd)
-    assert "error" not in report, report
+    start, report = worker_report(d, p, read_before_drop=True)
     outcome = {
         # Still root at its first read: nothing inherited, then root's own grant.
         "root_span": start["root_span"],
