@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the packages and inspects them: the files geoattrd's must carry (and not: the world
-# index is geoattrd-geodata's), its Depends against the libraries its binaries load, the
+# index is geoattrd-geodata's), the documentation under /usr/share/doc/geoattrd and the pages the
+# units' Documentation= name, its Depends against the libraries its binaries load, the
 # binaries' footprint (scripts/check-footprint.sh), the sizes; geoattrd-geodata's file and
 # relations when the index was built; then, as root on a machine that may be changed (CI),
 # installs them and purges them and checks nothing is left.
@@ -28,6 +29,17 @@ for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geo
     grep -q " $path\$" <<<"$contents" || { echo "check-deb: $path is missing" >&2; exit 1; }
 done
 ! grep -q ' ./usr/share/geoattrd/world.gidx$' <<<"$contents" || { echo "check-deb: geoattrd carries the world index" >&2; exit 1; }
+# The documentation, as the tree lays it out, uncompressed and readable by all: README.md,
+# CHANGELOG.md, docs/ (the documents and the OpenAPI document) and every example.
+documents=(README.md CHANGELOG.md RELIABILITY.md docs/*.md docs/openapi.yaml)
+mapfile -d '' -O ${#documents[@]} documents < <(find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -name '*~' ! -name '.*' -print0)
+for file in "${documents[@]}"; do
+    line=$(grep " ./usr/share/doc/geoattrd/$file\$" <<<"$contents" || true)
+    [ -n "$line" ] || { echo "check-deb: /usr/share/doc/geoattrd/$file is missing" >&2; exit 1; }
+    [ "${line%% *}" = -rw-r--r-- ] || { echo "check-deb: /usr/share/doc/geoattrd/$file is not 0644: $line" >&2; exit 1; }
+done
+! grep -q ' ./usr/share/doc/geoattrd/.*\.gz$' <<<"$contents" || { echo "check-deb: a document in /usr/share/doc/geoattrd is compressed" >&2; exit 1; }
+echo "/usr/share/doc/geoattrd: ${#documents[@]} documents (README.md, CHANGELOG.md, RELIABILITY.md, docs/, examples/), 0644, uncompressed"
 printf '%s\n' "$contents" | awk '{printf "%10s %s\n", $3, $6}' | grep -v '/$'
 
 # The binaries as shipped: footprint, and every library they load comes from a package in Depends.
@@ -35,6 +47,23 @@ unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"' EXIT
 dpkg-deb -x "$deb" "$unpacked"
 bash scripts/check-footprint.sh "$unpacked/usr/bin/geoattrd" "$unpacked/usr/bin/geoattrctl"
+# Every Documentation= of the units shipped, and of the example units among the documents, leads
+# to a page the package puts on the device.
+pages=()
+for unit in "$unpacked"/usr/lib/systemd/system/* $(find "$unpacked/usr/share/doc/geoattrd/examples" -name '*.service' -o -name '*.path' -o -name '*.socket'); do
+    for page in $(sed -n 's/^Documentation=//p' "$unit"); do
+        case $page in
+        man:*\([1-8]\)) name=${page#man:} section=${name##*(} section=${section%)} name=${name%(*}
+            target=/usr/share/man/man$section/$name.$section.gz ;;
+        file://*) target=${page#file://} ;;
+        file:*) target=${page#file:} ;;
+        *) echo "check-deb: ${unit#"$unpacked"}: Documentation=$page is neither a manual page nor a file" >&2; exit 1 ;;
+        esac
+        [ -f "$unpacked$target" ] || { echo "check-deb: ${unit#"$unpacked"}: Documentation=$page: $target is not in the package" >&2; exit 1; }
+        pages+=("$page")
+    done
+done
+echo "Documentation= of the units and the example units: $(printf '%s\n' "${pages[@]}" | sort -u | paste -sd ' ') (all in the package)"
 depends=$(dpkg-deb -f "$deb" Depends)
 depended=$(sed 's/ *([^)]*)//g; s/ *[,|] */\n/g' <<<"$depends")
 for library in $(readelf -d "$unpacked/usr/bin/geoattrd" "$unpacked/usr/bin/geoattrctl" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do

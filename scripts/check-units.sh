@@ -10,17 +10,19 @@
 # mode and the socket's group (scripts/systemd-test.sh
 # checks the layout under a running systemd).
 # Also verifies the units and drop-ins of the Collector recipe (examples/collector/).
-# Needs a built geoattrd (verify checks ExecStart) and the tree's manual pages (it runs man(1) for each
-# Documentation=man: page, found here in man/).
+# Needs a built geoattrd and geoattrctl (verify checks ExecStart= and ExecReload=) and the tree's
+# manual pages (it runs man(1) for each Documentation=man: page, found here in man/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(swift build --show-bin-path)/geoattrd
-[ -x "$bin" ] || { echo "check-units: build geoattrd first" >&2; exit 1; }
+ctl=$(dirname "$bin")/geoattrctl
+[ -x "$bin" ] && [ -x "$ctl" ] || { echo "check-units: build geoattrd and geoattrctl first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service systemd/geoattrd-metrics.socket \
     systemd/geoattrd-metrics-proxy.socket systemd/geoattrd-metrics-proxy.service "$work/"
-sed "s|^ExecStart=/usr/bin/geoattrd|ExecStart=$bin|" systemd/geoattrd.service >"$work/geoattrd.service"
+sed -e "s|^ExecStart=/usr/bin/geoattrd |ExecStart=$bin |" -e "s|^ExecReload=/usr/bin/geoattrctl |ExecReload=$ctl |" \
+    systemd/geoattrd.service >"$work/geoattrd.service"
 sed "s|=/usr/lib/geoattrd/gpsd-guard|=$PWD/systemd/geoattrd-gpsd-guard|" systemd/geoattrd-gpsd-guard.service >"$work/geoattrd-gpsd-guard.service"
 # verify runs man(1) for each Documentation=man:PAGE(N): the tree's pages, as installed.
 for page in man/*.[1-8]; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs geoattrd: binaries, bash, zsh and fish completions, systemd units, sysusers.d and tmpfiles.d entries, the default
 # configuration (never overwriting a local edit: a differing one is left alone and the new
-# default goes beside it as geoattrd.yaml.dist), the manual pages if there are any (man/) and the
-# world index if one was built. Installed into the running system (no DESTDIR, as root), it also
+# default goes beside it as geoattrd.yaml.dist), the manual pages if there are any (man/), the
+# documentation (README.md, CHANGELOG.md, docs/ and examples/ under PREFIX/share/doc/geoattrd, in
+# the tree's layout) and the world index if one was built. Installed into the running system (no DESTDIR, as root), it also
 # creates the user and groups and lays out /run/geoattrd as the package's postinst does,
 # repairing an older version's layout.
 #   DESTDIR  staging root (packaging), default empty
@@ -21,7 +22,8 @@ done
 install -d "$DESTDIR$PREFIX/bin" "$DESTDIR$PREFIX/lib/systemd/system" "$DESTDIR$PREFIX/lib/sysusers.d" \
     "$DESTDIR$PREFIX/lib/tmpfiles.d" "$DESTDIR/etc/geoattrd" "$DESTDIR$PREFIX/share/doc/geoattrd" "$DESTDIR$PREFIX/share/geoattrd"
 install -m 0755 "$BINDIR/geoattrd" "$BINDIR/geoattrctl" "$DESTDIR$PREFIX/bin/"
-sed "s|/usr/bin/geoattrd|$PREFIX/bin/geoattrd|" systemd/geoattrd.service >"$DESTDIR$PREFIX/lib/systemd/system/geoattrd.service"
+# ExecStart= runs geoattrd and ExecReload= geoattrctl: both where this prefix puts them.
+sed "s|/usr/bin/geoattr|$PREFIX/bin/geoattr|g" systemd/geoattrd.service >"$DESTDIR$PREFIX/lib/systemd/system/geoattrd.service"
 chmod 0644 "$DESTDIR$PREFIX/lib/systemd/system/geoattrd.service"
 install -m 0644 systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.service \
     systemd/geoattrd-metrics.socket systemd/geoattrd-metrics-proxy.socket systemd/geoattrd-metrics-proxy.service \
@@ -56,7 +58,16 @@ if [ -f "$config" ] && ! cmp -s config/geoattrd.yaml "$config"; then
 else
     install -m 0644 config/geoattrd.yaml "$config"
 fi
-install -m 0644 README.md "$DESTDIR$PREFIX/share/doc/geoattrd/"
+# The documents travel with the binaries, uncompressed and in the tree's layout, so that their
+# relative links (README.md to docs/operating.md, docs/ to examples/) hold on the device and the
+# units' Documentation=file:... pages exist. What a checkout may hold beside the examples (Python's
+# byte code, editors' backups) is not documentation.
+documents=(README.md CHANGELOG.md RELIABILITY.md docs/*.md docs/openapi.yaml)
+mapfile -d '' -O ${#documents[@]} documents < <(find examples -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -name '*~' ! -name '.*' -print0 | sort -z)
+for file in "${documents[@]}"; do
+    install -d -m 0755 "$DESTDIR$PREFIX/share/doc/geoattrd/$(dirname "$file")"
+    install -m 0644 "$file" "$DESTDIR$PREFIX/share/doc/geoattrd/$file"
+done
 for page in man/*.[1-8]; do
     [ -f "$page" ] || continue
     section=${page##*.}

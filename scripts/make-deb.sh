@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Builds the Debian packages: release binaries with the Swift standard library linked in (the
 # device needs no Swift toolchain), position-dependent and stripped, installed by
-# scripts/install.sh into a staging root, with maintainer scripts that create the user and
-# groups, lay out /run/geoattrd (and repair the layout of an older version on upgrade), enable the
-# sockets (the Prometheus ones stay the operator's to enable), and purge cleanly. The world index goes into a package of its own: the daemon and the
-# data are upgraded apart (a new daemon does not download the index again), and a device that
-# serves coordinates only, or carries an index of its own, need not install it.
+# scripts/install.sh into a staging root with the documentation (README.md, CHANGELOG.md, docs/
+# and examples/ under /usr/share/doc/geoattrd, in the tree's layout), with maintainer scripts
+# that create the user and groups, lay out /run/geoattrd (and repair the layout of an older
+# version on upgrade), enable the sockets (the Prometheus ones stay the operator's to enable), and
+# purge cleanly (saying whose group memberships go with the groups). The world index goes into a
+# package of its own: the daemon and the data are upgraded apart (a new daemon does not download
+# the index again), and a device that serves coordinates only, or carries an index of its own,
+# need not install it.
 #   scripts/make-deb.sh [OUTDIR]   (default: dist/) writes
 #     OUTDIR/geoattrd_VERSION_ARCH.deb          daemon, geoattrctl, units, configuration
 #     OUTDIR/geoattrd-geodata_VERSION_all.deb   /usr/share/geoattrd/world.gidx, only when
@@ -179,8 +182,11 @@ if [ "$1" = "configure" ]; then
         done
         systemctl start $sockets >/dev/null 2>&1 || true
         # An enabled service runs without a client (the Collector and node_exporter read files and
-        # never connect): prerm stopped it, and it starts again here.
-        if systemctl --quiet is-enabled geoattrd.service 2>/dev/null; then
+        # never connect): prerm stopped it, and it starts again here; so does one that was running
+        # when this package's prerm stopped it (an older version's prerm leaves no mark).
+        was_active=
+        if [ -e /run/geoattrd.upgrade-active ]; then was_active=1; rm -f /run/geoattrd.upgrade-active; fi
+        if [ -n "$was_active" ] || systemctl --quiet is-enabled geoattrd.service 2>/dev/null; then
             systemctl start geoattrd.service >/dev/null 2>&1 ||
                 echo "geoattrd: geoattrd.service did not start: systemctl status geoattrd" >&2
         fi
@@ -193,6 +199,12 @@ cat >"$root/DEBIAN/prerm" <<'SCRIPT'
 #!/bin/sh
 set -e
 if [ -d /run/systemd/system ]; then
+    # A daemon that runs without being enabled (started by a client through its socket, or by
+    # hand) runs again after the upgrade too: the postinst reads this mark (root's, in /run).
+    rm -f /run/geoattrd.upgrade-active
+    if [ "$1" = "upgrade" ] && systemctl --quiet is-active geoattrd.service 2>/dev/null; then
+        : >/run/geoattrd.upgrade-active
+    fi
     systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
         geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket geoattrd-metrics.socket >/dev/null 2>&1 || true
     # gpsd's guard stays in place through an upgrade: stopping it would open gpsd meanwhile.
@@ -220,11 +232,24 @@ if [ "$1" = "purge" ]; then
         /etc/systemd/system/sysinit.target.wants/geoattrd-gpsd-guard.service
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent passwd geoattrd-gpsd >/dev/null; then userdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
-    if getent group geoattrd-gpsd >/dev/null; then groupdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
-    if getent group geoattrd >/dev/null; then groupdel geoattrd >/dev/null 2>&1 || true; fi
-    if getent group geoattr >/dev/null; then groupdel geoattr >/dev/null 2>&1 || true; fi
-    if getent group geoattr-state >/dev/null; then groupdel geoattr-state >/dev/null 2>&1 || true; fi
-    if getent group geoattr-metrics >/dev/null; then groupdel geoattr-metrics >/dev/null 2>&1 || true; fi
+    # The operator added users to these groups by hand: a group that goes takes their membership
+    # with it, and a reinstall makes the group anew, empty. Said before it goes, so that it can
+    # be restored.
+    for group in geoattrd-gpsd geoattrd geoattr geoattr-state geoattr-metrics; do
+        entry=$(getent group "$group") || continue
+        members=${entry##*:}
+        if [ -n "$members" ]; then
+            echo "geoattrd: purge removes group $group and with it the membership of $(echo "$members" | sed 's/,/, /g'); a reinstall does not restore them" >&2
+        fi
+        groupdel "$group" >/dev/null 2>&1 || true
+    done
+fi
+# The unit files are gone: systemd forgets the units, rather than listing them as not-found.
+if { [ "$1" = "remove" ] || [ "$1" = "purge" ]; } && [ -d /run/systemd/system ]; then
+    systemctl reset-failed geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
+        geoattrd-metrics.socket geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket \
+        geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+    systemctl daemon-reload >/dev/null 2>&1 || true
 fi
 exit 0
 SCRIPT

@@ -97,10 +97,42 @@ public struct GeoAttrClient: Sendable {
     public func watch() -> AsyncThrowingStream<AttributesDocument, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
+                do {
+                    for try await event in watchEvents() {
+                        if case .attributes(let document) = event { continuation.yield(document) }
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// What `/v1/watch` sends that a client acts on.
+    public enum WatchEvent: Sendable {
+        case attributes(AttributesDocument)
+        /// The daemon ends the stream because what this client is granted changed: connect again
+        /// at once to be judged under the new policy.
+        case reconnect
+    }
+
+    /// `/v1/watch`, event by event; event types this client does not know are skipped.
+    public func watchEvents() -> AsyncThrowingStream<WatchEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
                 do throws(GeoAttrClientError) {
                     try await stream("/v1/watch") { event in
-                        guard let data = event.data else { return }
-                        continuation.yield(try decode(ClientResponse(status: 200, headers: [], body: Array(data.utf8))))
+                        switch event.event ?? "message" {
+                        case "attributes":
+                            guard let data = event.data else { return }
+                            continuation.yield(.attributes(try decode(ClientResponse(status: 200, headers: [], body: Array(data.utf8)))))
+                        case "reconnect":
+                            continuation.yield(.reconnect)
+                        default:
+                            return
+                        }
                     }
                     continuation.finish()
                 } catch {

@@ -57,13 +57,19 @@ public final class GeoAttrFollower: Sendable {
         var lastFailure: String?
         while !Task.isCancelled {
             let failure: String
+            var reconnectNow = false
             do {
-                for try await document in client.watch() {
-                    current.withLock { $0 = document.attributes }
-                    retry = initialRetry
-                    if lastFailure != nil {
-                        logger?.info("following geoattrd again", metadata: ["socket": "\(client.socketPath)"])
-                        lastFailure = nil
+                for try await event in client.watchEvents() {
+                    switch event {
+                    case .attributes(let document):
+                        current.withLock { $0 = document.attributes }
+                        retry = initialRetry
+                        if lastFailure != nil {
+                            logger?.info("following geoattrd again", metadata: ["socket": "\(client.socketPath)"])
+                            lastFailure = nil
+                        }
+                    case .reconnect:
+                        reconnectNow = true
                     }
                 }
                 failure = "geoattrd ended the stream"
@@ -71,6 +77,8 @@ public final class GeoAttrFollower: Sendable {
                 failure = "\(error)"
             }
             if Task.isCancelled { return }
+            // A reload changed this process's grant: the new one applies from the next connection.
+            if reconnectNow { continue }
             if failure != lastFailure {
                 logger?.notice(
                     "lost geoattrd, keeping the attributes last received: \(failure)",

@@ -39,6 +39,8 @@ public struct DaemonStatus: Sendable, Hashable {
     /// Why the index file was refused at its last load (its path and the reason), whether or not
     /// an earlier index stays in service; `nil` once a load succeeds.
     public var indexProblem: String?
+    /// Why the last reload was refused (the running configuration stays); `nil` once one is applied.
+    public var reloadRefused: String?
     /// Reasons the daemon serves less than it could.
     public var degraded: [String]
     public var refreshesAccepted: Int

@@ -31,11 +31,18 @@ package struct ConfigurationLoader: Sendable {
             values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: false)
         }
         var prefixed: [String: String] = [:]
-        let known = Set(ConfigurationKeys.all.map(\.environmentVariable))
+        let known = Dictionary(ConfigurationKeys.all.map { ($0.environmentVariable, $0) }, uniquingKeysWith: { first, _ in first })
         for (name, value) in environment where name.hasPrefix(DaemonConfiguration.environmentPrefix) {
             if ConfigurationKeys.otherVariables.contains(name) { continue }
-            guard known.contains(name) else {
+            guard let key = known[name] else {
                 throw ConfigurationKeys.unknown(Self.keyName(ofVariable: name), as: name)
+            }
+            // A list in a variable is its items separated by commas; the JSON or YAML form would
+            // be read as one item holding brackets and quotes.
+            if key.type == .stringArray, value.trimmingWhitespace().hasPrefix("[") {
+                throw ConfigurationError(
+                    key: key.name,
+                    problem: "\(name) holds a list as items separated by commas, without brackets or quotes: \(name)=\(Self.listExample(key))")
             }
             prefixed[String(name.dropFirst(DaemonConfiguration.environmentPrefix.count))] = value
         }
@@ -53,6 +60,11 @@ package struct ConfigurationLoader: Sendable {
             throw ConfigurationError(key: failure.key, problem: failure.problem)
         }
         return configuration
+    }
+
+    /// What a list variable holds, for the message that refuses another form.
+    static func listExample(_ key: ConfigurationKey) -> String {
+        key == ConfigurationKeys.accessMutate ? "uid:0,gid:27" : "uid:1001=country,gid:20=region"
     }
 
     /// `GEOATTRD_ACCESS_DEFAULT_LEVL` → `access.default_levl`, for the suggestion only.

@@ -217,7 +217,7 @@ struct FixEvaluator {
         let received = UTCTimestamp(nanosecondsSinceEpoch: report.receivedRealtimeNanoseconds)
         let time = Self.receiverTime(of: report)
         let altitude = report.mode >= 3 ? (report.altitudeMSL ?? report.altitudeHAE) : nil
-        return Fix(
+        var fix = Fix(
             latitude: report.latitude ?? .nan,
             longitude: report.longitude ?? .nan,
             altitudeMeters: altitude,
@@ -231,5 +231,7 @@ struct FixEvaluator {
             refusedReceiverTime: time == nil ? report.timeSeconds.map { UTCTimestamp(seconds: $0, nanoseconds: report.timeNanoseconds) } : nil,
             acceptedAsFallback: isFallback ? true : nil
         )
+        fix.receiverDevice = report.device
+        return fix
     }
 }

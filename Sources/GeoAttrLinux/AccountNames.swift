@@ -31,6 +31,18 @@ package enum AccountNames {
             ?? "\(gid)"
     }
 
+    /// Whether the user is in the group, as its primary group or a supplementary one; `false`
+    /// for a uid with no account.
+    package static func isMember(_ uid: UInt32, of gid: UInt32) -> Bool {
+        guard let (name, primary) = lookUp({ getpwuid_r(uid, &$0, $1, $2, &$3) }, read: { (entry: passwd) in (String(cString: entry.pw_name), entry.pw_gid) })
+        else { return false }
+        if primary == gid { return true }
+        var count: Int32 = 256
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        guard getgrouplist(name, primary, &groups, &count) >= 0 else { return false }
+        return groups.prefix(Int(count)).contains(gid)
+    }
+
     /// Runs one reentrant look-up (`get*_r`) and reads the entry while the buffer its strings
     /// point into still exists.
     private static func lookUp<Entry: Initializable, Value>(

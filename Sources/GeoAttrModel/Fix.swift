@@ -45,6 +45,9 @@ public struct Fix: Sendable, Hashable, Codable {
     /// bound, was taken when the attempt ended (timeout, or gpsd closing the connection);
     /// `nil` otherwise.
     public var acceptedAsFallback: Bool?
+    /// The device gpsd read the fix from (its path, "" when gpsd did not say). Not stored or
+    /// served: doctor tells a replay on a pseudo-terminal from a receiver with it.
+    public var receiverDevice = ""
 
     public init(
         latitude: Double,

@@ -228,6 +228,11 @@ package final class ServerContext: Sendable {
         policy.withLock { policy in (peer.grant(under: policy), policyVersion.load(ordering: .sequentiallyConsistent)) }
     }
 
+    /// Why `peer` sees nothing under the current policy, for its 403.
+    func refusal(for peer: PeerIdentity) -> String {
+        policy.withLock { peer.refusal(under: $0) }
+    }
+
     /// Applies a reloaded policy and TTL; open connections judge their clients again when the
     /// policy changed.
     func update(policy: AccessPolicy, ttl: Duration) {

@@ -20,12 +20,17 @@ public struct AccessPolicy: Sendable, Hashable {
         }
     }
 
-    public struct Rule: Sendable, Hashable {
+    public struct Rule: Sendable, Hashable, CustomStringConvertible {
         public var subject: Subject
         public var grant: Grant
         public init(subject: Subject, grant: Grant) {
             self.subject = subject
             self.grant = grant
+        }
+
+        /// As written in `access.rules`: `uid:1001=none`, `gid:20=region/2`.
+        public var description: String {
+            "\(subject)=\(grant.level.rawValue)\(grant.coordinateDecimals.map { "/\($0)" } ?? "")"
         }
     }
 
@@ -67,6 +72,20 @@ public struct AccessPolicy: Sendable, Hashable {
             ?? defaultGrant
         grant.mayMutate = mutators.contains(where: matches)
         return grant
+    }
+
+    /// Why `uid` with `groups` sees nothing, for the refusal a client reads: the entry that
+    /// decides (a `uid:` entry decides before every `gid:` entry, which the fix must respect), or
+    /// the default level, with what to change. `nil` when the policy grants it something.
+    public func refusal(uid: UInt32, groups: Set<UInt32>) -> String? {
+        guard grant(uid: uid, groups: groups).level == .none else { return nil }
+        if let rule = rules.first(where: { $0.subject == .uid(uid) }) {
+            return "access.rules entry \(rule) decides for this uid (a uid: entry decides before every gid: entry); change or remove it, then reload"
+        }
+        if let rule = rules.first(where: { if case .gid(let gid) = $0.subject { groups.contains(gid) } else { false } }) {
+            return "access.rules entry \(rule) is the first gid: entry matching one of its groups, and no uid: entry names uid \(uid); add uid:\(uid)=LEVEL or change that entry, then reload"
+        }
+        return "no access.rules entry names uid \(uid) or one of its groups, and access.default_level is none; add uid:\(uid)=LEVEL or gid:GID=LEVEL for one of its groups, then reload"
     }
 
     /// Parses `uid:1001=country`, `gid:20=region/2`.

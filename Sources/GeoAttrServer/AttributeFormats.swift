@@ -106,7 +106,8 @@ public enum AttributeRenderer {
     /// The served location for Prometheus: an info metric with the place as labels, the
     /// coordinates as gauges of their own (a moving device would otherwise make a new series at
     /// every fix), when the location was obtained (so that its age, `time() - x`, stays right in a
-    /// textfile written once per fix), and its age at rendering.
+    /// textfile written once per fix), and when the text was written (how long ago a textfile
+    /// was last written; an age written into it would be frozen there).
     public static func prometheus(_ view: AttributeView) -> String {
         let attributes = view.attributes.sorted { $0.key < $1.key }
         let labels = attributes.compactMap { key, value -> String? in
@@ -124,8 +125,10 @@ public enum AttributeRenderer {
         }
         text += family("geoattrd_location_updated_timestamp_seconds", "When the served location was obtained, in seconds since the epoch.")
         text += "geoattrd_location_updated_timestamp_seconds \(view.served.result.updatedAt.seconds)\n"
-        text += family("geoattrd_location_age_seconds", "Age of the served location when this was written.")
-        text += "geoattrd_location_age_seconds \(view.ageSeconds)\n"
+        text += family("geoattrd_location_written_timestamp_seconds", "When this text was written (a textfile's last write), in seconds since the epoch.")
+        // From the age the view was rendered at, not the clock: a cached rendering (keyed by
+        // the age in whole seconds) stays true to the second.
+        text += "geoattrd_location_written_timestamp_seconds \(view.served.result.updatedAt.seconds &+ view.ageSeconds)\n"
         return text
     }
 

@@ -149,7 +149,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         client.grant = grant
         closeAfterResponse = true
         if let watch {
-            watch.finish()
+            watch.finish(reconnect: true)
         } else if idleCloses, !answering, head == nil {
             context.close(promise: nil)
         }

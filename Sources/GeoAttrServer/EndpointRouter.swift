@@ -13,7 +13,7 @@ enum EndpointRouter {
     static func route(_ request: APIRequest, in table: [Endpoint], server: ServerContext) -> Routed {
         let atPath = table.first { $0.path == request.path }
         let name = atPath?.name ?? "unknown"
-        if let refusal = refusal(request, pathAccess: atPath?.access ?? unknownPathAccess(in: table), limits: server.limits) {
+        if let refusal = refusal(request, pathAccess: atPath?.access ?? unknownPathAccess(in: table), server: server) {
             return Routed(endpoint: name, reply: .response(refusal))
         }
         guard atPath != nil else {
@@ -42,7 +42,8 @@ enum EndpointRouter {
 
     /// Limits first, then read access: a client that may see nothing learns nothing about the
     /// paths either (any path but one open to anyone is a 403 to it, not a 404).
-    private static func refusal(_ request: APIRequest, pathAccess: AccessNeeded, limits: ServerLimits) -> APIResponse? {
+    private static func refusal(_ request: APIRequest, pathAccess: AccessNeeded, server: ServerContext) -> APIResponse? {
+        let limits = server.limits
         if request.head.uri.utf8.count > limits.maximumHeadBytes {
             return APIResponse.error(.requestHeaderFieldsTooLarge, .headersTooLarge, "request target too long").closingConnection()
         }
@@ -52,7 +53,8 @@ enum EndpointRouter {
         }
         if pathAccess != .anyone, request.client.grant.level == .none {
             let peer = request.client.peer
-            return .error(.forbidden, .forbidden, "uid \(peer.uid) gid \(peer.gid) may not read location data; see access.rules")
+            let reason = server.refusal(for: peer)
+            return .error(.forbidden, .forbidden, "uid \(peer.uid) may not read location data: \(reason)")
         }
         return nil
     }

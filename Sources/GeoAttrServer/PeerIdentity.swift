@@ -33,6 +33,16 @@ struct PeerIdentity: Sendable, Hashable {
         }
         return policy.grant(uid: uid, groups: groups)
     }
+
+    /// Why this peer sees nothing under `policy`, naming what decides and what to change.
+    func refusal(under policy: AccessPolicy) -> String {
+        guard uid != .max else { return "the kernel gave no credentials for this connection" }
+        guard let groups else {
+            return policy.refusal(uid: uid, groups: [gid])
+                ?? "its groups could not be read, and access.rules has gid: entries: only a uid: entry decides for it; add uid:\(uid)=LEVEL, then reload"
+        }
+        return policy.refusal(uid: uid, groups: groups) ?? "access.rules changed since it connected; connect again"
+    }
 }
 
 /// SO_PEERGROUPS: the peer's supplementary groups, as an array of gids.

@@ -77,7 +77,7 @@ final class RouterHandler: ChannelInboundHandler {
             heartbeat: server.limits.heartbeatInterval, lastEventID: lastEventID)
         context.triggerUserOutboundEvent(WatchStartedEvent(stream: stream), promise: nil)
         var headers = HTTPHeaders()
-        headers.add(name: "content-type", value: "text/event-stream")
+        headers.add(name: "content-type", value: "text/event-stream; charset=utf-8")
         headers.add(name: "cache-control", value: "no-cache")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         // Before any event: the stream's own events are written from the loop after this returns.

@@ -9,8 +9,9 @@ import Synchronization
 /// is the result's generation, and the stream opens with `retry:`, the reconnection delay: a
 /// client reconnecting with `Last-Event-ID` equal to the current generation already has the
 /// current state and gets only what follows; any other id (older, newer, unparsable) gets the
-/// current state at once. Ends cleanly (the chunked body is terminated) at graceful shutdown;
-/// cancelled when its channel closes.
+/// current state at once. Ends cleanly (the chunked body is terminated) at graceful shutdown,
+/// and after a `reconnect` event when a reload changes the client's grant; cancelled when its
+/// channel closes.
 ///
 /// A client that does not read costs a bounded amount: events are written only while the
 /// channel is writable (its buffer below a small high-water mark); meanwhile only the newest
@@ -27,6 +28,11 @@ final class WatchStream: Sendable {
     static let endGrace: TimeAmount = .seconds(5)
     /// How long a client waits before it reconnects, in the stream's `retry:` field.
     static let reconnectionDelayMilliseconds = 1_000
+
+    /// The stream's last event when a reload changed what the client is granted. Its empty
+    /// `id:` resets the client's last event id: reconnecting, it sends no `Last-Event-ID`, which
+    /// would otherwise withhold the current attributes, now at its new grant, until the next fix.
+    static let reconnectEvent = "id:\nevent: reconnect\ndata: {\"reason\":\"access_changed\"}\n\n"
 
     /// The generation a reconnecting client saw last (`Last-Event-ID`), if it is one.
     static func lastEventID(of request: APIRequest) -> UInt64? {
@@ -107,8 +113,14 @@ final class WatchStream: Sendable {
 
     /// Ends the stream cleanly. On the event loop (the handler's), nothing rendered before is
     /// written after this returns.
-    func finish() {
-        if channel.eventLoop.inEventLoop { outbox.value.close() }
+    /// - Parameter reconnect: the client's grant changed: its last event, `reconnect`, tells it
+    ///   to connect again at once, to be judged under the new policy (a client that does not know
+    ///   the event type ignores it and reconnects after `retry:` as from any end).
+    func finish(reconnect: Bool = false) {
+        if channel.eventLoop.inEventLoop {
+            outbox.value.close()
+            if reconnect { Self.write(Self.reconnectEvent, to: channel) }
+        }
         finishing.yield()
         finishing.finish()
     }

@@ -38,10 +38,11 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get",
         abstract: "Print the current geo attributes.",
         discussion: """
-            Formats: json (the API's document), otel (OTEL_RESOURCE_ATTRIBUTES syntax), env
+            Formats: json (the API's document), otel (OTEL_RESOURCE_ATTRIBUTES syntax), env \
             (GEO_*="..." lines for a shell or systemd EnvironmentFile=), prometheus (an info metric).
-            Exit codes: 0 printed; 64 invalid arguments; 69 daemon unreachable; 75 no location yet; 77 not permitted;
-            76 unexpected answer.
+
+            Exit codes: 0 printed; 64 invalid arguments; 69 daemon unreachable; 75 no location yet; \
+            77 not permitted; 76 unexpected answer.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -53,6 +54,9 @@ struct GetCommand: AsyncParsableCommand {
         do {
             let response = try await options.client.attributes(format: format.rawValue)
             StandardStreams.writeRaw(response.body)
+            // The JSON document ends without a newline; a terminal's prompt or a shell's
+            // `while read` needs one.
+            if response.body.last != UInt8(ascii: "\n") { StandardStreams.writeRaw([UInt8(ascii: "\n")]) }
         } catch {
             throw ClientFailure.exit(error)
         }
@@ -79,16 +83,38 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print the attributes as one JSON line now and one per change, until the daemon stops.",
-        discussion: "Exit codes: 0 the daemon ended the stream; 69 daemon unreachable; 75 no location yet; 77 not permitted; 76 unexpected answer.")
+        discussion: """
+            When a reload changes what this user is granted, the daemon ends the stream and watch \
+            connects again at once: the next line, if the attributes it may see changed, is at the \
+            new level.
+
+            Exit codes: 0 the daemon ended the stream (it stopped); 69 daemon unreachable; 75 no \
+            location yet; 77 not permitted (also after a reload that refuses this user); 76 \
+            unexpected answer.
+            """)
 
     @OptionGroup var options: ClientOptions
 
     func run() async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var lastLine: String?
         do {
-            for try await document in options.client.watch() {
-                StandardStreams.out(String(decoding: try encoder.encode(document), as: UTF8.self))
+            var reconnect = true
+            while reconnect {
+                reconnect = false
+                for try await event in options.client.watchEvents() {
+                    switch event {
+                    case .attributes(let document):
+                        // A reconnection starts with the current attributes: printed only when
+                        // the new grant shows them otherwise.
+                        let line = String(decoding: try encoder.encode(document), as: UTF8.self)
+                        if line != lastLine { StandardStreams.out(line) }
+                        lastLine = line
+                    case .reconnect:
+                        reconnect = true
+                    }
+                }
             }
         } catch let error as GeoAttrClientError {
             throw ClientFailure.exit(error)
@@ -128,7 +154,7 @@ struct StateCommand: AsyncParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
-    @Argument(help: "foreground or background")
+    @Argument(help: "foreground or background", completion: .list(PowerState.allCases.map(\.rawValue)))
     var state: String
 
     func validate() throws {

@@ -82,8 +82,11 @@ struct DoctorCommand: AsyncParsableCommand {
                     fix: permission
                         ? "add this user to the socket's group (usermod -aG geoattr $USER), then log in again"
                         : "start the daemon: systemctl start geoattrd.socket geoattrd; or pass --socket PATH")]
-            case .api(403, _, _):
-                return [Finding(level: .failure, check: "access", detail: "the daemon refuses this user's uid", fix: "add a rule for this uid or gid to access.rules")]
+            case .api(403, _, let message):
+                // The daemon's refusal names the access.rules entry (or the default) that decides.
+                return [Finding(
+                    level: .failure, check: "access", detail: "the daemon refuses this user: \(message)",
+                    fix: "change what the message names in access.rules (/etc/geoattrd/geoattrd.yaml; a uid: entry decides before every gid: entry), then: systemctl reload geoattrd")]
             default:
                 return [Finding(level: .failure, check: "daemon", detail: "\(error)", fix: "journalctl -u geoattrd")]
             }
@@ -106,12 +109,19 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         for reason in view?.degraded ?? [] {
             findings.append(Finding(
-                level: .warning, check: "degraded", detail: reason, fix: "set index.path (or --index) to a world index"))
+                level: .warning, check: "degraded", detail: reason,
+                fix: "apt install geoattrd-geodata (the world index, at /usr/share/geoattrd/world.gidx); or set index.path (or --index) to another index"))
         }
         if let problem = view?.index_problem {
+            // The file gone from the packaged path: geoattrd-geodata was removed, not damaged.
+            let path = problem.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            var missing = stat()
+            let packageGone = path.hasPrefix("/usr/share/geoattrd/") && lstat(path, &missing) != 0 && errno == ENOENT
             findings.append(Finding(
                 level: .warning, check: "index", detail: "the daemon refused its index file: \(problem)",
-                fix: "put a valid index there (`geoattrctl index info FILE` checks one, `geoattrctl index build` makes one); the daemon takes it when the file is replaced, or on SIGHUP"))
+                fix: packageGone
+                    ? "apt install geoattrd-geodata: \(path) is its file; the daemon takes it when the file appears (the index it loaded before stays in service until then)"
+                    : "put a valid index there (`geoattrctl index info FILE` checks one, `geoattrctl index build` makes one); the daemon takes it when the file is replaced, or on SIGHUP"))
         }
         if let error = view?.last_attempt?.error {
             findings.append(Finding(level: .warning, check: "last fix", detail: error))
@@ -129,167 +139,60 @@ struct DoctorCommand: AsyncParsableCommand {
         return findings
     }
 
-    /// The socket's directory and the state file, as the shipped units lay them out
-    /// (tmpfiles.d/geoattrd.conf): /run/geoattrd geoattrd:geoattrd 0755, written by the daemon
-    /// alone; the state file a regular file geoattrd:geoattr-state 0660, written in place by the
-    /// device supervisors. Examined with lstat: nothing is followed.
-    private func runtimeLayoutFindings() -> [Finding] {
-        let socket = FileStatus(path: options.socket)
-        // The clients' group: the socket's, or the shipped one when there is no socket to ask.
-        let clientGroup = socket.status?.st_gid ?? AccountNames.gid(named: "geoattr")
-        // The daemon's user: the socket's owner, or the shipped one.
-        let daemonUser = socket.status?.st_uid ?? AccountNames.uid(named: "geoattrd")
-        return runtimeDirectoryFindings(clientGroup: clientGroup, daemonUser: daemonUser)
-            + stateFileFindings(clientGroup: clientGroup, daemonUser: daemonUser)
-    }
 
-    private static let shippedLayout = "systemd-tmpfiles --create geoattrd.conf (as root)"
-
-    /// The socket's directory: written by the daemon alone.
-    private func runtimeDirectoryFindings(clientGroup: UInt32?, daemonUser: UInt32?) -> [Finding] {
-        let shipped = Self.shippedLayout
-        var findings: [Finding] = []
-        let directory = FileBytes.split(options.socket).directory
-        let inRunDirectory = directory == "/run/geoattrd"
-        let dirFix = { (local: String) in inRunDirectory ? "\(shipped): geoattrd:geoattrd 0755" : local }
-        let dir = FileStatus(path: directory)
-        if let status = dir.status {
-            let mode = status.st_mode
-            let described = "\(directory) \(Self.owners(status)) \(Self.octal(mode))"
-            var problems: [Finding] = []
-            if mode & S_IFMT != S_IFDIR {
-                problems.append(Finding(
-                    level: .failure, check: "runtime dir", detail: "\(directory) is \(FileBytes.kind(of: mode)), not a directory",
-                    fix: dirFix("pass --socket with the daemon's socket path")))
-            } else {
-                if mode & 0o002 != 0 {
-                    problems.append(Finding(
-                        level: .failure, check: "runtime dir",
-                        detail: "\(described) is writable by others: any user can move the socket aside and bind their own, or plant a FIFO or symbolic link",
-                        fix: dirFix("chmod o-w \(directory)")))
-                }
-                if mode & 0o020 != 0 {
-                    let clients = status.st_gid == clientGroup
-                    problems.append(Finding(
-                        level: clients ? .failure : .warning, check: "runtime dir",
-                        detail: clients
-                            ? "\(described) is writable by group \(AccountNames.groupName(status.st_gid)), the socket's group: any client can move the socket aside and bind its own, or plant a FIFO or symbolic link"
-                            : "\(described) is writable by group \(AccountNames.groupName(status.st_gid)): its members can replace the socket",
-                        fix: dirFix("chmod g-w \(directory)")))
-                }
-                if let daemonUser, status.st_uid != 0, status.st_uid != daemonUser {
-                    problems.append(Finding(
-                        level: .failure, check: "runtime dir",
-                        detail: "\(described) is owned by \(AccountNames.userName(status.st_uid)), neither root nor the socket's owner \(AccountNames.userName(daemonUser)): that user can replace the socket",
-                        fix: dirFix("chown \(AccountNames.userName(daemonUser)) \(directory)")))
-                }
-            }
-            findings += problems.isEmpty
-                ? [Finding(level: .ok, check: "runtime dir", detail: "\(described), written by its owner alone")]
-                : problems
-        } else {
-            findings.append(Finding(
-                level: .warning, check: "runtime dir", detail: "cannot examine \(directory): \(dir.error)",
-                fix: inRunDirectory ? "\(shipped) creates it" : "pass --socket with the daemon's socket path"))
-        }
-        return findings
-    }
-
-    /// The state file: a regular file, written in place by the device's supervisors.
-    private func stateFileFindings(clientGroup: UInt32?, daemonUser: UInt32?) -> [Finding] {
-        let shipped = Self.shippedLayout
-        var findings: [Finding] = []
-        let inPlace = "systemd-tmpfiles --create geoattrd.conf (as root) makes it geoattrd:geoattr-state 0660; supervisors in group geoattr-state (usermod -aG geoattr-state USER) write it in place"
-        let state = FileStatus(path: stateFile)
-        guard let status = state.status else {
-            if state.code == ENOENT {
-                findings.append(Finding(
-                    level: .warning, check: "state file",
-                    detail: "\(stateFile) does not exist: the daemon follows state.default, and a supervisor may not be able to create it",
-                    fix: "\(shipped) creates it, empty; or pass --state-file with the daemon's state.file"))
-            } else {
-                findings.append(Finding(
-                    level: .warning, check: "state file", detail: "cannot examine \(stateFile): \(state.error)",
-                    fix: "run geoattrctl doctor as root, or as a member of geoattr-state"))
-            }
-            return findings
-        }
-        let mode = status.st_mode
-        let described = "\(stateFile) \(Self.owners(status)) \(Self.octal(mode))"
-        let remove = mode & S_IFMT == S_IFDIR ? "rm -r" : "rm"
-        let replace = "\(remove) \(stateFile) (as root; nothing is followed), then \(shipped) creates a regular file in its place"
-        if mode & S_IFMT == S_IFLNK {
-            findings.append(Finding(
-                level: .failure, check: "state file",
-                detail: "\(stateFile) is a symbolic link: the daemon refuses it and ignores the state written through it", fix: replace))
-            return findings
-        }
-        if mode & S_IFMT != S_IFREG {
-            findings.append(Finding(
-                level: .failure, check: "state file",
-                detail: "\(stateFile) is \(FileBytes.kind(of: mode)), not a regular file: the daemon refuses it", fix: replace))
-            return findings
-        }
-        var problems: [Finding] = []
-        if mode & 0o002 != 0 {
-            problems.append(Finding(
-                level: .warning, check: "state file", detail: "\(described) is writable by others: any user can pause the device", fix: inPlace))
-        }
-        if status.st_gid == clientGroup, mode & 0o020 != 0 {
-            problems.append(Finding(
-                level: .warning, check: "state file",
-                detail: "\(described): its group is the socket's, \(AccountNames.groupName(status.st_gid)): every client can pause the device",
-                fix: inPlace))
-        }
-        if let daemonUser, status.st_uid != 0, status.st_uid != daemonUser {
-            problems.append(Finding(
-                level: .warning, check: "state file",
-                detail: "\(described) is owned by \(AccountNames.userName(status.st_uid)), who can change its mode and group", fix: inPlace))
-        }
-        findings += problems.isEmpty
-            ? [Finding(level: .ok, check: "state file", detail: "\(described), a regular file")]
-            : problems
-        return findings
-    }
-
-    /// What lstat says of a path, or why it could not say.
-    private struct FileStatus {
-        var status: stat?
-        var code: Int32 = 0
-        var error: String { String(cString: strerror(code)) }
-
-        init(path: String) {
-            var status = stat()
-            if lstat(path, &status) == 0 {
-                self.status = status
-            } else {
-                code = errno
-            }
-        }
-    }
-
-    private static func octal(_ mode: mode_t) -> String {
-        let digits = String(mode & 0o7777, radix: 8)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
-
-    private static func owners(_ status: stat) -> String { "\(AccountNames.userName(status.st_uid)):\(AccountNames.groupName(status.st_gid))" }
-
-    private func receiverFindings() async -> [Finding] {
-        guard let endpoint = GPSDEndpoint(parsing: gpsd) else { return [] }
+    /// One fix from gpsd, waiting a little for a gpsd that is not listening yet. Doctor's first
+    /// request may have started the daemon, and a fix it takes starts gpsd.socket through the
+    /// relay (geoattrd-gpsd.service Wants=gpsd.socket): a gpsd that comes up meanwhile is
+    /// reported as such (`cameUp`), not as down.
+    private func fixWaitingForGPSD(_ endpoint: GPSDEndpoint) async -> (result: Result<Fix, FixError>, cameUp: Bool) {
         var rules = FixAcceptanceRules()
         rules.timeout = .milliseconds(Int64(timeout * 1000))
         rules.noSatelliteTimeout = rules.timeout
-        do {
-            let fix = try await GPSDFixSource(endpoint: endpoint, rules: rules).fix()
+        let attempt = { () async -> Result<Fix, FixError> in
+            do throws(FixError) {
+                return .success(try await GPSDFixSource(endpoint: endpoint, rules: rules).fix())
+            } catch {
+                return .failure(error)
+            }
+        }
+        var result = await attempt()
+        var cameUp = false
+        let deadline = ContinuousClock.now + .seconds(3)
+        while case .failure(.gpsdUnreachable) = result, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(250))
+            result = await attempt()
+            cameUp = true
+        }
+        return (result, cameUp)
+    }
+
+    private func receiverFindings() async -> [Finding] {
+        guard let endpoint = GPSDEndpoint(parsing: gpsd) else { return [] }
+        let (result, cameUp) = await fixWaitingForGPSD(endpoint)
+        switch result {
+        case .success(let fix):
             let error = fix.horizontalErrorMeters.map { "\(Int($0.rounded())) m" } ?? "unknown"
+            let reachable = cameUp
+                ? "reachable at \(endpoint) (it was not listening when doctor started: geoattrd's relay, geoattrd-gpsd.service, Wants=gpsd.socket and starts it when the daemon takes a fix)"
+                : "reachable at \(endpoint)"
             var findings = [
-                Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),
+                Finding(level: .ok, check: "gpsd", detail: reachable),
                 Finding(
                     level: .ok, check: "receiver",
                     detail: "\(fix.mode == .threeDimensional ? "3D" : "2D") fix, horizontal error \(error), in \(Int(fix.timeToFixMilliseconds ?? 0)) ms"),
             ]
-            if let refused = fix.refusedReceiverTime {
+            // gpsfake (and simulators) feed gpsd through a pseudo-terminal: the fixes carry the
+            // recording's times, which say nothing of the clocks.
+            if fix.receiverDevice.hasPrefix("/dev/pts/") {
+                findings[1].level = .warning
+                findings[1].detail += "; gpsd's device \(fix.receiverDevice) is a pseudo-terminal: a recorded track (gpsfake) or a simulator, not a receiver"
+                findings[1].fix = "expected while checking with a recorded track; for the device's own position, stop the replay and give gpsd the receiver (DEVICES in /etc/default/gpsd)"
+                if let time = fix.refusedReceiverTime ?? fix.receiverTime, abs(time.seconds - fix.receivedAt.seconds) > 300 {
+                    findings.append(Finding(
+                        level: .ok, check: "clock",
+                        detail: "the replayed fixes carry the recording's time \(time.iso8601) (the system clock reads \(fix.receivedAt.iso8601)): expected of a replay, and fixes are dated by the system clock"))
+                }
+            } else if let refused = fix.refusedReceiverTime {
                 findings.append(Finding(
                     level: .warning, check: "clock",
                     detail: "the receiver's time \(refused.iso8601) cannot be right next to the system clock \(fix.receivedAt.iso8601); fixes are dated by the system clock",
@@ -303,10 +206,12 @@ struct DoctorCommand: AsyncParsableCommand {
                 }
             }
             return findings
-        } catch {
+        case .failure(let error):
             switch error {
             case .gpsdUnreachable:
-                return [Finding(level: .failure, check: "gpsd", detail: error.description, fix: "systemctl start gpsd.socket; check GPSD_OPTIONS and DEVICES in /etc/default/gpsd")]
+                return [Finding(
+                    level: .failure, check: "gpsd", detail: error.description,
+                    fix: "systemctl start gpsd.socket (geoattrd's relay, geoattrd-gpsd.service, Wants=gpsd.socket: it starts it too when the daemon takes a fix); check GPSD_OPTIONS and DEVICES in /etc/default/gpsd")]
             case .timeout:
                 return [
                     Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),

@@ -17,18 +17,18 @@ struct FixCommand: AsyncParsableCommand {
         commandName: "fix",
         abstract: "Take one fix from gpsd and print it as one JSON object.",
         discussion: """
-            Prints {"lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms", "fallback"}.
-            error_m is null when the receiver gives no error estimate (or only gpsd's "no DOP"
-            placeholder); fallback is true when no report met --max-error and the best one within
-            --fallback-error was taken at the timeout or when gpsd closed the connection. The
-            first report of the connection, and a report without an estimate from a receiver
-            not yet seen never to send one, waits up to --first-report-wait for the next report,
-            and the better of the two is printed. time is the receiver's
-            UTC time (corrected for GPS week rollover) or null when the accepted report had none
+            Prints {"lat", "lon", "alt_m", "mode", "error_m", "time", "time_to_fix_ms", "fallback"}. \
+            error_m is null when the receiver gives no error estimate (or only gpsd's "no DOP" \
+            placeholder); fallback is true when no report met --max-error and the best one within \
+            --fallback-error was taken at the timeout or when gpsd closed the connection. The \
+            first report of the connection, and a report without an estimate from a receiver \
+            not yet seen never to send one, waits up to --first-report-wait for the next report, \
+            and the better of the two is printed. time is the receiver's \
+            UTC time (corrected for GPS week rollover) or null when the accepted report had none \
             or one that cannot be right (before 2024, or over a year ahead of the system clock).
 
-            Exit codes: 0 fix; 64 invalid arguments; 69 gpsd unreachable; 74 connection to gpsd
-            lost; 75 no acceptable fix within the timeout (including: no satellite visible);
+            Exit codes: 0 fix; 64 invalid arguments; 69 gpsd unreachable; 74 connection to gpsd \
+            lost; 75 no acceptable fix within the timeout (including: no satellite visible); \
             71 the system refused a thread or descriptor.
             """
     )

@@ -19,6 +19,7 @@ struct IndexCommand: ParsableCommand {
         discussion: """
             Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexLocator.setupIndex) \
             (built by scripts/build-world-index.sh), \(IndexLocator.installedIndex).
+
             Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, DCW-GMT, iso-codes.
             """,
         subcommands: [IndexBuild.self, IndexInfo.self]
@@ -95,9 +96,10 @@ struct LookupCommand: ParsableCommand {
         abstract: "Look up one point, or `lat,lon` lines from stdin with --batch (one JSON object per line, in order).",
         discussion: """
             Without --index: $GEOATTRD_INDEX, then \(IndexLocator.setupIndex), then \(IndexLocator.installedIndex).
-            Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and
-            the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or
-            the output cannot be written; 2 the point is out of range (an error object is printed);
+
+            Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and \
+            the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or \
+            the output cannot be written; 2 the point is out of range (an error object is printed); \
             64 invalid arguments.
             """)
 

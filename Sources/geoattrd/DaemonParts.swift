@@ -79,9 +79,22 @@ struct DaemonParts {
             loader: loader, running: configuration,
             target: RunningParts(logLevel: logLevel, indexReloader: index, scheduler: scheduler, server: server, outputs: outputs),
             logger: logger)
+        let (stateDirectory, logger) = (configuration.stateDirectory, logger)
+        Self.record(ReloadRecord(pid: getpid(), startedNanoseconds: ReloadRecord.now(), outcome: .started), in: stateDirectory, logger: logger)
         let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
             notifier?.reloading()
-            _ = await reload.reload()
+            let started = ReloadRecord.now()
+            let outcome = await reload.reload()
+            let record: ReloadRecord
+            switch outcome {
+            case .applied(let pending):
+                store.updateStatus { $0.reloadRefused = nil }
+                record = ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: .applied, restartPending: pending)
+            case .refused(let reason):
+                store.updateStatus { $0.reloadRefused = reason }
+                record = ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: .refused, reason: reason)
+            }
+            Self.record(record, in: stateDirectory, logger: logger)
             notifier?.ready(status: SystemdIntegration.statusLine(store))
         }
         let stateWatcher = StateFileWatcher(
@@ -104,6 +117,16 @@ struct DaemonParts {
         // Watched even when missing: the geodata package may be installed after the daemon starts.
         services.append(.init(service: index, successTerminationBehavior: .ignore))
         return services
+    }
+
+    /// The answer `geoattrctl reload` waits for. Without it a reload still happens; only its
+    /// caller cannot tell, and times out saying so.
+    private static func record(_ record: ReloadRecord, in directory: String, logger: Logger) {
+        do {
+            try record.write(in: directory)
+        } catch {
+            logger.warning("cannot record the reload's outcome for geoattrctl reload: \(error.reason)")
+        }
     }
 
     /// Ready: the socket listens and the persisted cache is loaded (and served).

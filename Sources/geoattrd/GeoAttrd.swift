@@ -22,17 +22,19 @@ struct GeoAttrd: AsyncParsableCommand {
         commandName: "geoattrd",
         abstract: "Serve OpenTelemetry geo.* attributes from one-shot gpsd fixes, reverse-geocoded offline.",
         discussion: """
-            Configuration: these flags, then GEOATTRD_* environment variables (the key in upper case,
-            dots as underscores: GEOATTRD_SCHEDULE_TTL_S), then the YAML file, then the defaults.
-            Every key is documented in geoattrd.yaml(5) and in the shipped /etc/geoattrd/geoattrd.yaml.
-            A relative path given in these flags is taken against the working directory; in the
-            environment and the file, paths must be absolute.
+            Configuration: these flags, then GEOATTRD_* environment variables (the key in upper case, \
+            dots as underscores: GEOATTRD_SCHEDULE_TTL_S), then the YAML file, then the defaults. \
+            Every key is documented in geoattrd.yaml(5) and in the shipped /etc/geoattrd/geoattrd.yaml. \
+            A relative path given in these flags is taken against the working directory; in the \
+            environment and the file, paths must be absolute. A list in a variable is its items \
+            separated by commas: GEOATTRD_ACCESS_RULES=uid:1001=country,gid:20=region.
 
-            Signals: SIGUSR1 forces a fix (within the refresh budget), SIGHUP reloads the
-            configuration (an invalid one is refused and the running one kept), SIGTSTP means
+            Signals: SIGUSR1 forces a fix (within the refresh budget), SIGHUP reloads the \
+            configuration (an invalid one is refused and the running one kept; `geoattrctl \
+            reload` sends it and waits for the answer), SIGTSTP means \
             background, SIGCONT foreground, SIGTERM/SIGINT stop gracefully.
 
-            Exit codes: 0 stopped cleanly; 64 invalid arguments; 78 invalid configuration (one line
+            Exit codes: 0 stopped cleanly; 64 invalid arguments; 78 invalid configuration (one line \
             on stderr names the key); 1 any other failure.
             """,
         version: "\(ProductVersion.number) (index format \(IndexFormat.version))"
@@ -56,7 +58,9 @@ struct GeoAttrd: AsyncParsableCommand {
     @Option(help: "The geocoder index file (index.path; default /usr/share/geoattrd/world.gidx).")
     var index: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (log.level).")
+    @Option(
+        name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (log.level).",
+        completion: .list(["trace", "debug", "info", "notice", "warning", "error", "critical"]))
     var logLevel: String?
 
     @Flag(name: .customLong("check-config"), help: "Validate the configuration, print the effective settings and exit (0 valid, 78 invalid).")

@@ -24,7 +24,10 @@ struct SystemdIntegration: Service {
             parts.append("no location yet")
         }
         if status.indexVersion == nil { parts.append("no geocoder index") }
-        return parts.joined(separator: ", ")
+        var line = parts.joined(separator: ", ")
+        // Until a reload is applied: systemctl status is where an operator looks after one failed.
+        if let refused = status.reloadRefused { line = "reload refused: \(refused); running the previous configuration; \(line)" }
+        return line
     }
 
     func run() async {

@@ -29,8 +29,38 @@ struct ConventionsTests {
         #expect(completion.stdout.split(separator: "\n").sorted() == ["env", "json", "otel", "prometheus"])
     }
 
+    /// The words bash completion offers for `words` (the last one being completed).
+    static func bashCompletion(_ binary: String, _ words: [String]) async throws -> [String] {
+        let name = binary.split(separator: "/").last.map(String.init) ?? binary
+        let script = try await CommandResult.run(binary, ["--generate-completion-script", "bash"])
+        let directory = try TemporaryDirectory(prefix: "completion")
+        let path = try directory.write(script.stdout, to: "\(name).bash")
+        let line = words.joined(separator: " ")
+        let command = #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; _"# + name
+            + #" "$1" "${@: -1}" "${@: -2:1}"; printf '%s\n' "${COMPREPLY[@]}""#
+        let completion = try await CommandResult.run("/bin/bash", ["-c", command, "bash", path] + words)
+        #expect(completion.status == 0, "\(line): \(completion.stderr)")
+        return completion.stdout.split(separator: "\n").map(String.init).sorted()
+    }
+
+    @Test("bash completion offers the states after geoattrctl state, and the levels after geoattrd --log-level")
+    func completionKnowsStatesAndLevels() async throws {
+        #expect(try await Self.bashCompletion(FixCommandTests.geoattrctl, ["geoattrctl", "state", ""]) == ["background", "foreground"])
+        #expect(
+            try await Self.bashCompletion(Self.geoattrd, ["geoattrd", "--log-level", ""])
+                == ["critical", "debug", "error", "info", "notice", "trace", "warning"])
+    }
+
+    @Test("the shared exit-code list names every code a subcommand documents")
+    func sharedExitCodesAreComplete() async throws {
+        let result = try await CommandResult.run(FixCommandTests.geoattrctl, ["--help"])
+        for code in [0, 1, 64, 69, 71, 74, 75, 76, 77, 78] {
+            #expect(result.stdout.contains("\n  \(code) "), "\(code) is missing: \(result.stdout)")
+        }
+    }
+
     @Test("every subcommand's help lists its exit codes", arguments: [
-        ["get"], ["status"], ["watch"], ["refresh"], ["state"], ["doctor"], ["fix"], ["lookup"], ["index", "build"], ["index", "info"],
+        ["get"], ["status"], ["watch"], ["refresh"], ["state"], ["reload"], ["doctor"], ["fix"], ["lookup"], ["index", "build"], ["index", "info"],
     ])
     func helpListsExitCodes(subcommand: [String]) async throws {
         let result = try await CommandResult.run(FixCommandTests.geoattrctl, ["help"] + subcommand)

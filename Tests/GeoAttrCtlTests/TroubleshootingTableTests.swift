@@ -7,9 +7,11 @@ import Testing
 struct TroubleshootingTableTests {
     static let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
 
-    /// The check names in DoctorCommand.swift's findings (`check: "socket"`).
+    /// The check names in the doctor's findings (`check: "socket"`), in every Doctor*.swift.
     static func doctorChecks() throws -> Set<String> {
-        let source = try String(contentsOfFile: root + "/Sources/geoattrctl/DoctorCommand.swift", encoding: .utf8)
+        let directory = root + "/Sources/geoattrctl"
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("Doctor") && $0.hasSuffix(".swift") }
+        let source = try files.map { try String(contentsOfFile: "\(directory)/\($0)", encoding: .utf8) }.joined()
         var names: Set<String> = []
         var rest = Substring(source)
         while let start = rest.firstRange(of: "check: \"") {
@@ -47,7 +49,7 @@ struct TroubleshootingTableTests {
     func checksAndRowsAgree() throws {
         let checks = try Self.doctorChecks()
         let rows = try Self.tableChecks()
-        #expect(checks.count >= 10, "found \(checks.sorted()) in DoctorCommand.swift")
+        #expect(checks.count >= 10, "found \(checks.sorted()) in the Doctor*.swift files")
         for check in checks.sorted() where !rows.contains(check) {
             Issue.record("geoattrctl doctor reports `\(check)`: docs/operating.md's troubleshooting table has no row for it")
         }

@@ -53,4 +53,25 @@ struct ConfigurationFlagTests {
             }
         }
     }
+
+    @Test("a list in an environment variable is comma-separated; the JSON form is refused with the form to use")
+    func listsInEnvironmentVariables() async throws {
+        let directory = try TemporaryDirectory(prefix: "geoattrd-env")
+        let path = try directory.write("", to: "geoattrd.yaml")
+        let comma = ConfigurationLoader(
+            flags: [:], environment: ["GEOATTRD_ACCESS_RULES": "uid:1001=country,gid:20=region/2", "GEOATTRD_ACCESS_MUTATE": "uid:0,gid:27"],
+            filePath: path, explicit: true)
+        let loaded = try await comma.load()
+        #expect(loaded.accessRules.map { String(describing: $0) } == ["uid:1001=country", "gid:20=region/2"])
+        #expect(loaded.accessMutators.map { String(describing: $0) } == ["uid:0", "gid:27"])
+        for (name, value) in [("GEOATTRD_ACCESS_RULES", #"["uid:1001=country"]"#), ("GEOATTRD_ACCESS_MUTATE", " [uid:0]")] {
+            let json = ConfigurationLoader(flags: [:], environment: [name: value], filePath: path, explicit: true)
+            do {
+                _ = try await json.load()
+                Issue.record("\(name)=\(value) was accepted")
+            } catch {
+                #expect("\(error)".contains("\(name) holds a list as items separated by commas, without brackets or quotes: \(name)=uid:"), "\(error)")
+            }
+        }
+    }
 }

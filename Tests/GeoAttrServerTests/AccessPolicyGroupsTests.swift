@@ -84,4 +84,32 @@ struct AccessPolicyGroupsTests {
         #expect(Set([two, three, none]).count == 3)
         #expect(AttributesEndpoint.entityTag(generation: 7, grant: Grant(level: .exact)) == "\"7-exact\"")
     }
+
+    /// The refusal names what decides, so that the fix it gives works: a uid: entry cannot be
+    /// overridden by adding a gid: entry.
+    @Test func aRefusalNamesTheEntryThatDecides() {
+        let policy = AccessPolicy(
+            rules: [
+                .init(subject: .gid(600), grant: Grant(level: .region)),
+                .init(subject: .uid(1001), grant: Grant(level: .none)),
+                .init(subject: .gid(500), grant: Grant(level: .none)),
+            ],
+            defaultGrant: Grant(level: .none), daemonUID: 999)
+        let byUID = policy.refusal(uid: 1001, groups: [600])
+        #expect(byUID?.hasPrefix("access.rules entry uid:1001=none decides for this uid (a uid: entry decides before every gid: entry)") == true)
+        let byGID = policy.refusal(uid: 2000, groups: [500, 700])
+        #expect(byGID?.hasPrefix("access.rules entry gid:500=none is the first gid: entry matching one of its groups, and no uid: entry names uid 2000; add uid:2000=LEVEL") == true)
+        let byDefault = policy.refusal(uid: 2000, groups: [700])
+        #expect(byDefault?.hasPrefix("no access.rules entry names uid 2000 or one of its groups, and access.default_level is none") == true)
+        #expect(policy.refusal(uid: 2000, groups: [600]) == nil)
+        #expect(policy.refusal(uid: 0, groups: [0]) == nil)
+        let unknownGroups = PeerIdentity(uid: 2000, gid: 100, groups: nil)
+        #expect(unknownGroups.refusal(under: Self.policy).hasPrefix("its groups could not be read"))
+    }
+
+    @Test func aRuleReadsAsWritten() throws {
+        for text in ["uid:1001=none", "gid:20=region/2", "uid:5=exact"] {
+            #expect("\(try AccessPolicy.parseRule(text))" == text)
+        }
+    }
 }

@@ -25,7 +25,7 @@ struct EndpointAccessTests {
         switch endpoint.access {
         case .read where level.level == .none, .mutate where level.level == .none:
             #expect(routed.reply.response?.status == .forbidden)
-            #expect(routed.reply.response?.text.contains("may not read location data; see access.rules") == true)
+            #expect(routed.reply.response?.text.contains("may not read location data: access.rules entry uid:1003=none decides") == true)
         case .mutate(let action) where !level.mayMutate:
             #expect(routed.reply.response?.status == .forbidden)
             #expect(routed.reply.response?.text.contains("uid \(peer.uid) may not \(action); see access.mutate") == true)
@@ -65,7 +65,7 @@ struct EndpointAccessTests {
         #expect(blind.reply.response?.status == .forbidden)
         #expect(
             blind.reply.response?.text
-                == #"{"error":"forbidden","message":"uid 1003 gid 1003 may not read location data; see access.rules"}"#)
+                == #"{"error":"forbidden","message":"uid 1003 may not read location data: access.rules entry uid:1003=none decides for this uid (a uid: entry decides before every gid: entry); change or remove it, then reload"}"#)
     }
 
     @Test func theBlindMayNotEvenLearnWhichMethodsAPathTakes() {

@@ -53,7 +53,7 @@ struct PipelineDeferredTests {
         let connection = try await AsyncConnection(fixture, as: ServerFixture.countryReader)
         try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
         let start = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
-        #expect(start.hasPrefix("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"))
+        #expect(start.hasPrefix("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"))
         // The reconnection delay first, then the current state.
         #expect(start.contains("\r\nretry: 1000\n\n\r\n"))
         #expect(start.contains("id: 7\nevent: attributes\ndata: {"))
@@ -61,6 +61,20 @@ struct PipelineDeferredTests {
         fixture.server.connections.shutDownAll()
         let end = try await connection.receive { $0.hasSuffix("0\r\n\r\n") }
         #expect(end == "0\r\n\r\n")
+        try await connection.waitUntilClosed()
+    }
+
+    @Test("a reload that changes the client's grant ends its watch with a reconnect event that resets the last event id")
+    func aGrantChangeEndsTheWatchWithReconnect() async throws {
+        let fixture = ServerFixture()
+        // The reader, whom the narrower policy cuts to the country.
+        let connection = try await AsyncConnection(fixture, as: ServerFixture.reader)
+        try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
+        _ = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
+        fixture.server.update(policy: PipelineConnectionEventTests.narrowerPolicy, ttl: .seconds(3600))
+        let end = try await connection.receive { $0.hasSuffix("0\r\n\r\n") }
+        #expect(end.contains("id:\nevent: reconnect\ndata: {\"reason\":\"access_changed\"}\n\n"), "\(end)")
+        #expect(!end.contains("event: attributes"), "\(end)")
         try await connection.waitUntilClosed()
     }
 

@@ -162,6 +162,7 @@ struct APIProcessTests {
         let country = try await geoattrctl(as: 4242, ["get"] + socket)
         #expect(country.status == 0, "stderr: \(country.stderr)")
         #expect(country.stdout.contains("\"precision\":\"country\""))
+        #expect(country.stdout.hasSuffix("}\n"), "get ends its line: \(country.stdout)")
         for format in ["json", "otel", "env", "prometheus"] {
             let output = try await geoattrctl(as: 4242, ["get", "--format", format] + socket).stdout
             #expect(!output.contains("47.3") && !output.contains("8.54") && !output.contains("error_m"), "\(format): \(output)")
@@ -177,6 +178,7 @@ struct APIProcessTests {
         let stranger = try await geoattrctl(as: 4444, ["get"] + socket)
         #expect(stranger.status == 77)
         #expect(stranger.stderr.contains("403"))
+        #expect(stranger.stderr.contains("no access.rules entry names uid 4444 or one of its groups, and access.default_level is none"), "\(stranger.stderr)")
         #expect(try await geoattrctl(as: 0, ["get"] + socket).stdout.contains("47.3769"))
         #expect(await daemon.stop() == 0)
     }
@@ -394,6 +396,23 @@ struct FileOutputTests {
 
 @Suite("geoattrctl doctor")
 struct DoctorTests {
+    /// What doctor prints (no daemon) against gpsfake replaying a track dated 2040, once gpsd has
+    /// read its date; `udp` feeds gpsd over UDP instead of a pseudo-terminal.
+    static func doctorOnTrackDated2040(udp: Bool) async throws -> String {
+        var future = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20))
+        future.year = 2040
+        return try await GPSFake.run(nmea: future.render(), once: false, gpsdDebugLevel: 4, udp: udp) { gpsfake in
+            // Until gpsd has read a date, its reports carry no time at all.
+            _ = try #require(
+                await gpsfake.log.waitForLine(timeout: .seconds(20)) { $0.contains("\"time\":\"2040-") },
+                "gpsd never reported 2040: \(gpsfake.log.text.suffix(2000))")
+            return try await CommandResult.run(
+                BuiltProducts.path(of: "geoattrctl"),
+                ["doctor", "--socket", "/nonexistent/geoattrd.sock", "--gpsd", gpsfake.endpoint, "--timeout", "20"]
+            ).stdout
+        }
+    }
+
     @Test("finds a paused daemon, a working receiver and a receiver time that cannot be right; fails when nothing is there")
     func doctorFindings() async throws {
         let track = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20)).render()
@@ -406,7 +425,9 @@ struct DoctorTests {
                 BuiltProducts.path(of: "geoattrctl"), ["doctor", "--socket", daemon.socketPath, "--gpsd", gpsfake.endpoint, "--timeout", "20"])
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
             #expect(result.stdout.contains("[warn] state: the daemon is paused"))
-            #expect(result.stdout.contains("[ok  ] receiver: 3D fix"))
+            // gpsfake feeds gpsd through a pseudo-terminal: a replay, said as such.
+            #expect(result.stdout.contains("[warn] receiver: 3D fix"), "\(result.stdout)")
+            #expect(result.stdout.contains("is a pseudo-terminal: a recorded track (gpsfake) or a simulator, not a receiver"), "\(result.stdout)")
             #expect(result.stdout.contains("[ok  ] socket"))
             // gpsd on loopback, unguarded: doctor, as root, tries as uid 65534 and gets in.
             #expect(result.stdout.contains("[warn] gpsd access: any local user reaches gpsd at \(gpsfake.endpoint) (tried as uid 65534)"), "\(result.stdout)")
@@ -416,20 +437,15 @@ struct DoctorTests {
             #expect(await daemon.stop() == 0)
         }
         // A receiver dating its fixes 2040: said, with what to check, and the fix still counts.
-        var future = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20))
-        future.year = 2040
-        try await GPSFake.run(nmea: future.render(), once: false, gpsdDebugLevel: 4) { gpsfake in
-            // Until gpsd has read a date, its reports carry no time at all.
-            _ = try #require(
-                await gpsfake.log.waitForLine(timeout: .seconds(20)) { $0.contains("\"time\":\"2040-") },
-                "gpsd never reported 2040: \(gpsfake.log.text.suffix(2000))")
-            let result = try await CommandResult.run(
-                BuiltProducts.path(of: "geoattrctl"),
-                ["doctor", "--socket", "/nonexistent/geoattrd.sock", "--gpsd", gpsfake.endpoint, "--timeout", "20"])
-            #expect(result.stdout.contains("[ok  ] receiver: 3D fix"), "\(result.stdout)")
-            #expect(result.stdout.contains("[warn] clock: the receiver's time 2040-"), "\(result.stdout)")
-            #expect(result.stdout.contains("week rollover"), "\(result.stdout)")
-        }
+        // Over UDP, gpsd names the device as it would a network receiver, not a pseudo-terminal.
+        let wrongTime = try await Self.doctorOnTrackDated2040(udp: true)
+        #expect(wrongTime.contains("[ok  ] receiver: 3D fix"), "\(wrongTime)")
+        #expect(wrongTime.contains("[warn] clock: the receiver's time 2040-"), "\(wrongTime)")
+        #expect(wrongTime.contains("week rollover"), "\(wrongTime)")
+        // The same replay on a pseudo-terminal: the recording's time, not the clocks, is said.
+        let replay = try await Self.doctorOnTrackDated2040(udp: false)
+        #expect(replay.contains("[ok  ] clock: the replayed fixes carry the recording's time 2040-"), "\(replay)")
+        #expect(!replay.contains("week rollover") && !replay.contains("chronyc"), "\(replay)")
         let port = try Loopback.freePort()
         let nothing = try await CommandResult.run(
             BuiltProducts.path(of: "geoattrctl"), ["doctor", "--socket", "/nonexistent/geoattrd.sock", "--gpsd", "127.0.0.1:\(port)", "--timeout", "2"])

@@ -46,6 +46,12 @@ struct PrometheusOutputTests {
             #expect(text.contains("geoattrd_location_longitude_degrees 8.5417\n"))
             #expect(text.contains("geoattrd_location_updated_timestamp_seconds "))
             #expect(!text.contains("geo_location_lat"), "coordinates are not labels")
+            // When the text was written, not an age frozen at that moment.
+            #expect(!text.contains("geoattrd_location_age_seconds"))
+            let written = text.split(separator: "\n").first { $0.hasPrefix("geoattrd_location_written_timestamp_seconds ") }
+            let seconds = written.flatMap { Int64($0.split(separator: " ").last ?? "") } ?? 0
+            let now = Int64(Date().timeIntervalSince1970)
+            #expect(seconds > now - 120 && seconds <= now, "\(written ?? "no written timestamp")")
         }
     }
 }

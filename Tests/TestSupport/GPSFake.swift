@@ -30,13 +30,15 @@ public final class GPSFake: Sendable {
     /// Starts gpsfake on `nmea`. `cycle` is the delay between sentences; `gpsdDebugLevel`
     /// passes `-D N` to gpsd (level 4 logs every client exchange); `port` makes gpsd listen on
     /// that port instead of a free one (a gpsd that appears, or comes back, where a client
-    /// already looks for it).
+    /// already looks for it). `udp` feeds gpsd over UDP instead of a pseudo-terminal: gpsd then
+    /// names the device `udp://...`, as it would a network receiver, not `/dev/pts/N`.
     public init(
         nmea: String,
         cycle: Double = 0.05,
         once: Bool = true,
         gpsdDebugLevel: Int? = nil,
         port fixedPort: UInt16? = nil,
+        udp: Bool = false,
         readyTimeout: Duration = .seconds(20)
     ) async throws {
         let directory = try TemporaryDirectory(prefix: "gpsfake")
@@ -56,6 +58,7 @@ public final class GPSFake: Sendable {
             // Slower when the code under test is (TestTiming): each phase of a track lasts as long for it.
             var arguments = ["-p", "-q", "-P", String(port), "-c", String(cycle * TestTiming.scale)]
             if once { arguments.append("-1") }
+            if udp { arguments.append("-u") }
             if let gpsdDebugLevel { arguments += ["-D", String(gpsdDebugLevel)] }
             arguments.append(logPath)
             var environment = ProcessInfo.processInfo.environment
@@ -137,9 +140,10 @@ public final class GPSFake: Sendable {
         once: Bool = true,
         gpsdDebugLevel: Int? = nil,
         port: UInt16? = nil,
+        udp: Bool = false,
         _ body: (GPSFake) async throws -> T
     ) async throws -> T {
-        let gpsfake = try await GPSFake(nmea: nmea, cycle: cycle, once: once, gpsdDebugLevel: gpsdDebugLevel, port: port)
+        let gpsfake = try await GPSFake(nmea: nmea, cycle: cycle, once: once, gpsdDebugLevel: gpsdDebugLevel, port: port, udp: udp)
         do {
             let result = try await body(gpsfake)
             await gpsfake.stop()
