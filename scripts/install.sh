@@ -10,12 +10,15 @@
 #   PREFIX   default /usr
 #   BINDIR   where the built binaries are, default .build/release
 #   WITH_INDEX=0  leaves the world index out (the packages ship it apart, in geoattrd-geodata)
+#   RUNNER   the command that runs binaries built for another architecture (make-deb.sh --arch
+#            arm64: qemu-aarch64-static -L SYSROOT), default none
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr}
 BINDIR=${BINDIR:-.build/release}
 WITH_INDEX=${WITH_INDEX:-1}
+read -ra runner <<<"${RUNNER:-}"
 for binary in geoattrd geoattrctl; do
     [ -x "$BINDIR/$binary" ] || { echo "install: $BINDIR/$binary is missing: swift build -c release first" >&2; exit 1; }
 done
@@ -45,7 +48,7 @@ for binary in geoattrd geoattrctl; do
         # shellcheck disable=SC2059  # the entry is a path pattern with one %s
         target=$DESTDIR$(printf "${entry#*:}" "$binary")
         install -d "$(dirname "$target")"
-        "$BINDIR/$binary" --generate-completion-script "${entry%%:*}" >"$target"
+        "${runner[@]}" "$BINDIR/$binary" --generate-completion-script "${entry%%:*}" >"$target"
         chmod 0644 "$target"
     done
 done

@@ -9,20 +9,35 @@
 # package of its own: the daemon and the data are upgraded apart (a new daemon does not download
 # the index again), and a device that serves coordinates only, or carries an index of its own,
 # need not install it.
-#   scripts/make-deb.sh [OUTDIR]   (default: dist/) writes
+#   scripts/make-deb.sh [--arch arm64] [OUTDIR]   (default: dist/) writes
 #     OUTDIR/geoattrd_VERSION_ARCH.deb          daemon, geoattrctl, units, configuration
 #     OUTDIR/geoattrd-geodata_VERSION_all.deb   /usr/share/geoattrd/world.gidx, only when
 #                                               cache/geodata/world.gidx has been built
 #   and prints the paths of the packages it wrote on stdout, one a line, geoattrd's first
 #   (everything else goes to stderr).
+#   --arch arm64 on an amd64 machine cross-builds geoattrd_VERSION_arm64.deb for Debian 12 with
+#   the toolchain of scripts/arm64/ (see scripts/arm64/toolchain.sh) and writes geoattrd only:
+#   geoattrd-geodata, the same for every architecture, comes from the native build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The release --version prints (ProductVersion.number).
 version=${VERSION:-$(sed -n 's/^ *public static let number = "\([0-9.]*\)"$/\1/p' Sources/GeoAttrModel/ProductVersion.swift)}
 [ -n "$version" ] || { echo "make-deb: no ProductVersion.number in Sources/GeoAttrModel/ProductVersion.swift" >&2; exit 1; }
-out=${1:-dist}
 arch=$(dpkg --print-architecture)
+cross=
+if [ "${1:-}" = --arch ]; then
+    case ${2:-}/$arch in
+    "$arch/$arch") ;;
+    arm64/amd64) cross=arm64 ;;
+    *) echo "make-deb: --arch ${2:-}: this machine ($arch) builds $arch, and arm64 when it is amd64" >&2; exit 64 ;;
+    esac
+    arch=$2
+    shift 2
+fi
+out=${1:-dist}
 scratch=.build-package
+# The daemon's code layout of the native build, which the arm64 build reuses.
+scratch_amd64_order=$PWD/$scratch/geoattrd.order
 # The index format the daemon of this tree writes and reads newest (IndexFormat.version).
 format=$(sed -n 's/^ *public static let version: UInt32 = \([0-9][0-9]*\)$/\1/p' Sources/GeoIndex/IndexFormat.swift)
 case $format in
@@ -44,7 +59,7 @@ index_moved=0.2.0~
 breaks=$index_moved
 if dpkg --compare-versions "$reader" gt "$breaks"; then breaks=$reader; fi
 
-bash scripts/install-deps.sh >&2
+[ -n "$cross" ] || bash scripts/install-deps.sh >&2
 # How the binaries are linked (measured with Benchmarks/daemon/bench-footprint.sh against a PIE
 # with the toolchain's defaults, and against the Swift runtime as shared libraries):
 #   -no-pie: a position-dependent executable (ET_EXEC). A static PIE carries some 60,000
@@ -74,23 +89,73 @@ bash scripts/install-deps.sh >&2
 #   The Swift runtime as shared libraries (17 MB, shared by both binaries) makes the packages
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
 link=(--static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker --icf=safe)
-swift build -c release "${link[@]}" -Xlinker -Map="$PWD/$scratch/geoattrd.map" --scratch-path "$scratch" --product geoattrd >&2
-swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
-bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
-# The functions the daemon runs, laid out next to each other: profiled on the binary just
-# linked, then linked again in that order (the objects stay; only the link runs again).
-bash scripts/layout/profile-daemon.sh "$bin/geoattrd" "$PWD/$scratch/geoattrd.map" "$PWD/$scratch/geoattrd.order" >&2
-swift build -c release "${link[@]}" -Xlinker --section-ordering-file="$PWD/$scratch/geoattrd.order" --scratch-path "$scratch" --product geoattrd >&2
+# What runs the built binaries here (install.sh's completions, the index's copyright).
+runner=
+if [ -z "$cross" ]; then
+    swift build -c release "${link[@]}" -Xlinker -Map="$PWD/$scratch/geoattrd.map" --scratch-path "$scratch" --product geoattrd >&2
+    swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
+    bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
+    # The functions the daemon runs, laid out next to each other: profiled on the binary just
+    # linked, then linked again in that order (the objects stay; only the link runs again).
+    bash scripts/layout/profile-daemon.sh "$bin/geoattrd" "$PWD/$scratch/geoattrd.map" "$PWD/$scratch/geoattrd.order" >&2
+    swift build -c release "${link[@]}" -Xlinker --section-ordering-file="$PWD/$scratch/geoattrd.order" --scratch-path "$scratch" --product geoattrd >&2
+else
+    source scripts/arm64/common.sh
+    scratch=$arm64_cache/build
+    cross_build=(bash scripts/arm64/swift-build.sh -c release "${link[@]}" --scratch-path "$scratch")
+    # The daemon cannot be profiled here (the tracer is amd64's, and qemu-user has no ptrace): its
+    # layout is the amd64 build's, when this tree has one, for lld (--symbol-ordering-file, by
+    # symbol: lld has no --section-ordering-file). The functions the daemon runs are mostly the
+    # same on both, and a symbol missing here is skipped.
+    order=()
+    if [ -s "$scratch_amd64_order" ]; then
+        sed -n 's/^\.text\.\([^.].*\)$/\1/p' "$scratch_amd64_order" >"$scratch/geoattrd.symbols"
+        order=(-Xlinker --symbol-ordering-file="$scratch/geoattrd.symbols" -Xlinker --no-warn-symbol-ordering)
+        echo "make-deb: geoattrd laid out in the order of $scratch_amd64_order" >&2
+    else
+        echo "make-deb: no $scratch_amd64_order (from make-deb.sh on amd64): geoattrd linked without a layout" >&2
+    fi
+    "${cross_build[@]}" "${order[@]}" --product geoattrd >&2
+    "${cross_build[@]}" --product geoattrctl >&2
+    bin=$("${cross_build[@]}" --show-bin-path 2>/dev/null)
+    runner="qemu-aarch64-static -L $arm64_sysroot"
+fi
 for binary in geoattrd geoattrctl; do
     readelf -h "$bin/$binary" | grep -q 'Type: *EXEC' || { echo "make-deb: $bin/$binary is not a position-dependent executable" >&2; exit 1; }
 done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin"
-cp "$bin/geoattrd" "$bin/geoattrctl" "$stage/bin/"
-strip --strip-unneeded "$stage/bin/geoattrd" "$stage/bin/geoattrctl"
+if [ -z "$cross" ]; then
+    cp "$bin/geoattrd" "$bin/geoattrctl" "$stage/bin/"
+    strip --strip-unneeded "$stage/bin/geoattrd" "$stage/bin/geoattrctl"
+    depends="libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, libyaml-0-2"
+else
+    # The host's strip reads no arm64 ELF; the toolchain's llvm-objcopy does, in the chroot, which
+    # sees the cache only.
+    for binary in geoattrd geoattrctl; do
+        in_chroot -- llvm-objcopy --strip-unneeded "$bin/$binary" "$scratch/$binary.stripped"
+        cp "$scratch/$binary.stripped" "$stage/bin/$binary"
+    done
+    bash scripts/arm64/check-glibc.sh "$stage/bin/geoattrd" "$stage/bin/geoattrctl" >&2
+    # Depends from what the binaries load: libc6 at the newest glibc version a symbol asks for,
+    # and the package of each other library.
+    glibc=$(bash scripts/arm64/check-glibc.sh "$stage/bin/geoattrd" "$stage/bin/geoattrctl" | awk '{ print $2 }' | sort -V | tail -n1)
+    depends=
+    for library in $(readelf -d "$stage/bin/geoattrd" "$stage/bin/geoattrctl" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+        case $library in
+        libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-aarch64.so.1) package="libc6 (>= $glibc)" ;;
+        libgcc_s.so.1) package=libgcc-s1 ;;
+        libstdc++.so.6) package=libstdc++6 ;;
+        libgps.so.28) package=libgps28 ;;
+        libyaml-0.so.2) package=libyaml-0-2 ;;
+        *) echo "make-deb: the binaries load $library: add the Debian 12 package that has it to this list" >&2; exit 1 ;;
+        esac
+        case ", $depends, " in *", $package, "*) ;; *) depends=${depends:+$depends, }$package ;; esac
+    done
+fi
 root="$stage/root"
-DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" WITH_INDEX=0 bash scripts/install.sh
+DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" WITH_INDEX=0 RUNNER="$runner" bash scripts/install.sh
 mkdir -p "$root/DEBIAN"
 installed_kb=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 maintainer="geoattrd maintainers <maintainers@users.noreply.a-seed-01aa94ce.example>"
@@ -104,7 +169,7 @@ Package: geoattrd
 Version: $version
 Architecture: $arch
 Maintainer: $maintainer
-Depends: libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, libyaml-0-2, systemd (>= 242)
+Depends: $depends, systemd (>= 242)
 Recommends: gpsd, geoattrd-geodata | geoattrd-index-format-$format
 Suggests: nftables
 Installed-Size: $installed_kb
@@ -233,15 +298,19 @@ if [ "$1" = "purge" ]; then
     if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
     if getent passwd geoattrd-gpsd >/dev/null; then userdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
     # The operator added users to these groups by hand: a group that goes takes their membership
-    # with it, and a reinstall makes the group anew, empty. Said before it goes, so that it can
-    # be restored.
+    # with it, and a reinstall makes the group anew, empty. Said, so that it can be restored; a
+    # group that stays (some user's primary group) is said too.
     for group in geoattrd-gpsd geoattrd geoattr geoattr-state geoattr-metrics; do
         entry=$(getent group "$group") || continue
         members=${entry##*:}
-        if [ -n "$members" ]; then
-            echo "geoattrd: purge removes group $group and with it the membership of $(echo "$members" | sed 's/,/, /g'); a reinstall does not restore them" >&2
+        if groupdel "$group" >/dev/null 2>&1; then
+            if [ -n "$members" ]; then
+                printf 'geoattrd: purge removes group %s and with it the membership of %s; a reinstall does not restore them\n' \
+                    "$group" "$(printf '%s' "$members" | sed 's/,/, /g')" >&2
+            fi
+        else
+            printf 'geoattrd: group %s stays (groupdel refused it: is it a user'"'"'s primary group?)\n' "$group" >&2
         fi
-        groupdel "$group" >/dev/null 2>&1 || true
     done
 fi
 # The unit files are gone: systemd forgets the units, rather than listing them as not-found.
@@ -259,7 +328,9 @@ deb="$out/geoattrd_${version}_${arch}.deb"
 dpkg-deb --root-owner-group --build "$root" "$deb" >&2
 written=("$deb")
 
-if [ -f cache/geodata/world.gidx ]; then
+if [ -n "$cross" ]; then
+    echo "make-deb: geoattrd-geodata (Architecture: all) is the native build's" >&2
+elif [ -f cache/geodata/world.gidx ]; then
     data="$stage/geodata"
     install -d "$data/DEBIAN" "$data/usr/share/geoattrd" "$data/usr/share/doc/geoattrd-geodata"
     install -m 0644 cache/geodata/world.gidx "$data/usr/share/geoattrd/world.gidx"

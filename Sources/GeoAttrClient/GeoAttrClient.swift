@@ -198,23 +198,32 @@ public struct GeoAttrClient: Sendable {
         }
     }
 
+    /// How much of a refused stream's answer is read for its message.
+    static let maximumRefusalBytes = 16 * 1024
+
     /// A Server-Sent Events stream, event by event.
     func stream(_ path: String, onEvent: @escaping @Sendable (ServerSentEvent) throws -> Void) async throws(GeoAttrClientError) {
         do {
             try await connect { inbound, outbound in
                 try await send("GET", path, headers: [("accept", "text/event-stream")], body: [], outbound)
                 var parser = ServerSentEventParser()
+                // A refusal's body says why (the 403 names the access rule): read, bounded.
+                var refusal: ClientResponse?
                 for try await part in inbound {
                     switch part {
                     case .head(let head):
-                        guard head.status == .ok else {
-                            throw GeoAttrClientError.api(status: Int(head.status.code), code: "watch", message: "watch refused")
-                        }
+                        if head.status != .ok { refusal = ClientResponse(status: Int(head.status.code), headers: [], body: []) }
                     case .body(var buffer):
-                        for event in parser.feed(buffer.readBytes(length: buffer.readableBytes) ?? []) {
+                        let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+                        if refusal != nil {
+                            if (refusal?.body.count ?? 0) < Self.maximumRefusalBytes { refusal?.body += bytes }
+                            continue
+                        }
+                        for event in parser.feed(bytes) {
                             try onEvent(event)
                         }
                     case .end:
+                        if let refusal { _ = try checked(refusal) }
                         return
                     }
                 }

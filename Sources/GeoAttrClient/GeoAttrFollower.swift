@@ -75,6 +75,11 @@ public final class GeoAttrFollower: Sendable {
                 failure = "geoattrd ended the stream"
             } catch {
                 failure = "\(error)"
+                // Refused: a reload took this process's access away. What it was granted before
+                // must not go on being stamped on its records.
+                if case GeoAttrClientError.api(status: 403, _, _) = error {
+                    current.withLock { $0 = [:] }
+                }
             }
             if Task.isCancelled { return }
             // A reload changed this process's grant: the new one applies from the next connection.

@@ -1,3 +1,4 @@
+import GeoAttrModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,6 +23,9 @@ package struct ReloadRecord: Sendable, Equatable {
     static let maximumSize = 16 * 1024
 
     package var pid: Int32
+    /// The kernel's boot id: the record outlives a reboot in the state directory, and a pid and
+    /// a boot-time clock mean nothing across one.
+    package var bootID: String
     /// CLOCK_BOOTTIME when the daemon began reading the configuration: an answer counts for a
     /// signal sent before it, never for one sent after (a reload already under way read the file
     /// too early).
@@ -32,8 +36,12 @@ package struct ReloadRecord: Sendable, Equatable {
     /// Keys that changed and wait for the next restart.
     package var restartPending: [String]
 
-    package init(pid: Int32, startedNanoseconds: Int64, outcome: Outcome, reason: String = "", restartPending: [String] = []) {
+    package init(
+        pid: Int32, bootID: String = ReloadRecord.currentBootID(), startedNanoseconds: Int64, outcome: Outcome, reason: String = "",
+        restartPending: [String] = []
+    ) {
         self.pid = pid
+        self.bootID = bootID
         self.startedNanoseconds = startedNanoseconds
         self.outcome = outcome
         self.reason = reason
@@ -41,6 +49,12 @@ package struct ReloadRecord: Sendable, Equatable {
     }
 
     package static func path(in directory: String) -> String { "\(directory)/\(fileName)" }
+
+    /// /proc/sys/kernel/random/boot_id, "" when it cannot be read.
+    package static func currentBootID() -> String {
+        guard let bytes = try? FileBytes.read("/proc/sys/kernel/random/boot_id", limit: 64) else { return "" }
+        return String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+    }
 
     /// The clock the record's times are on: the same in every process, and never set back.
     package static func now() -> Int64 {
@@ -50,9 +64,11 @@ package struct ReloadRecord: Sendable, Equatable {
     }
 
     package var text: String {
-        let line = { (value: String) in value.filter { $0 != "\n" && $0 != "\r" } }
+        // By scalar: "\r\n" is one Character, equal to neither.
+        let line = { (value: String) in String(String.UnicodeScalarView(value.unicodeScalars.filter { $0 != "\n" && $0 != "\r" })) }
         return """
             pid \(pid)
+            boot \(line(bootID))
             started \(startedNanoseconds)
             outcome \(outcome.rawValue)
             reason \(line(reason))
@@ -73,7 +89,7 @@ package struct ReloadRecord: Sendable, Equatable {
             let outcome = fields["outcome"].flatMap({ Outcome(rawValue: $0) })
         else { return nil }
         self.init(
-            pid: pid, startedNanoseconds: started, outcome: outcome, reason: fields["reason"] ?? "",
+            pid: pid, bootID: fields["boot"] ?? "", startedNanoseconds: started, outcome: outcome, reason: fields["reason"] ?? "",
             restartPending: (fields["pending"] ?? "").split(separator: " ").map(String.init))
     }
 

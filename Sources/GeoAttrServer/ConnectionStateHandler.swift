@@ -146,7 +146,10 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         let (grant, version) = server.grant(for: client.peer)
         grantVersion = version
         guard grant != client.grant else { return }
+        let seesTheSame = grant.level == client.grant.level && grant.coordinateDecimals == client.grant.coordinateDecimals
         client.grant = grant
+        // A stream shows what the grant lets the client see; access.mutate alone does not change it.
+        if watch != nil, seesTheSame { return }
         closeAfterResponse = true
         if let watch {
             watch.finish(reconnect: true)

@@ -118,8 +118,10 @@ final class WatchStream: Sendable {
     ///   the event type ignores it and reconnects after `retry:` as from any end).
     func finish(reconnect: Bool = false) {
         if channel.eventLoop.inEventLoop {
+            // Once: a second grant change, or one during shutdown, must not write after the end.
+            let first = !outbox.value.isClosed
             outbox.value.close()
-            if reconnect { Self.write(Self.reconnectEvent, to: channel) }
+            if reconnect, first { Self.write(Self.reconnectEvent, to: channel) }
         }
         finishing.yield()
         finishing.finish()

@@ -98,7 +98,7 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var lastLine: String?
+        var lastShown: AttributesDocument?
         do {
             var reconnect = true
             while reconnect {
@@ -106,11 +106,14 @@ struct WatchCommand: AsyncParsableCommand {
                 for try await event in options.client.watchEvents() {
                     switch event {
                     case .attributes(let document):
-                        // A reconnection starts with the current attributes: printed only when
-                        // the new grant shows them otherwise.
-                        let line = String(decoding: try encoder.encode(document), as: UTF8.self)
-                        if line != lastLine { StandardStreams.out(line) }
-                        lastLine = line
+                        // A reconnection starts with the current result: printed only when the
+                        // new grant shows it otherwise (its age alone has moved on).
+                        let same = lastShown.map {
+                            $0.generation == document.generation && $0.precision == document.precision && $0.attributes == document.attributes
+                                && $0.errorM == document.errorM
+                        }
+                        if same != true { StandardStreams.out(String(decoding: try encoder.encode(document), as: UTF8.self)) }
+                        lastShown = document
                     case .reconnect:
                         reconnect = true
                     }

@@ -113,10 +113,10 @@ struct DoctorCommand: AsyncParsableCommand {
                 fix: "apt install geoattrd-geodata (the world index, at /usr/share/geoattrd/world.gidx); or set index.path (or --index) to another index"))
         }
         if let problem = view?.index_problem {
-            // The file gone from the packaged path: geoattrd-geodata was removed, not damaged.
-            let path = problem.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            // The package's file gone: geoattrd-geodata was removed, not damaged.
+            let path = "/usr/share/geoattrd/world.gidx"
             var missing = stat()
-            let packageGone = path.hasPrefix("/usr/share/geoattrd/") && lstat(path, &missing) != 0 && errno == ENOENT
+            let packageGone = problem.hasPrefix(path + ":") && lstat(path, &missing) != 0 && errno == ENOENT
             findings.append(Finding(
                 level: .warning, check: "index", detail: "the daemon refused its index file: \(problem)",
                 fix: packageGone
@@ -209,9 +209,11 @@ struct DoctorCommand: AsyncParsableCommand {
         case .failure(let error):
             switch error {
             case .gpsdUnreachable:
+                // gpsd's guard answers users it does not name with a reset, which reads the same.
+                let guarded = getuid() == 0 ? "" : "; or geoattrd-gpsd-guard refuses this user: run doctor as root"
                 return [Finding(
                     level: .failure, check: "gpsd", detail: error.description,
-                    fix: "systemctl start gpsd.socket (geoattrd's relay, geoattrd-gpsd.service, Wants=gpsd.socket: it starts it too when the daemon takes a fix); check GPSD_OPTIONS and DEVICES in /etc/default/gpsd")]
+                    fix: "systemctl start gpsd.socket (geoattrd's relay, geoattrd-gpsd.service, Wants=gpsd.socket: it starts it too when the daemon takes a fix); check GPSD_OPTIONS and DEVICES in /etc/default/gpsd\(guarded)")]
             case .timeout:
                 return [
                     Finding(level: .ok, check: "gpsd", detail: "reachable at \(endpoint)"),

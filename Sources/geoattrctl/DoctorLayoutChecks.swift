@@ -130,12 +130,24 @@ extension DoctorCommand {
         }
         // Replaced by rename (or written by hand) as root, the file is root's, 0644 or so: the
         // daemon may still read it, but no supervisor can write it any more.
-        if let daemonUser, status.st_uid != daemonUser, mode & 0o004 == 0, !(mode & 0o040 != 0 && AccountNames.isMember(daemonUser, of: status.st_gid)) {
+        // The kernel applies the first class that matches: owner, then group, then others.
+        let daemonReads: Bool
+        if let daemonUser, status.st_uid == daemonUser {
+            daemonReads = mode & 0o400 != 0
+        } else if let daemonUser, AccountNames.isMember(daemonUser, of: status.st_gid) {
+            daemonReads = mode & 0o040 != 0
+        } else {
+            daemonReads = mode & 0o004 != 0
+        }
+        if let daemonUser, !daemonReads {
             problems.append(Finding(
                 level: .failure, check: "state file",
                 detail: "\(described): the daemon (\(AccountNames.userName(daemonUser))) cannot read it, and follows state.default", fix: inPlace))
         }
-        if let supervisors = AccountNames.gid(named: "geoattr-state"), status.st_gid != supervisors || mode & 0o020 == 0 {
+        // The shipped layout's file only: a state file elsewhere is the operator's own design.
+        if stateFile == "/run/geoattrd/state", let supervisors = AccountNames.gid(named: "geoattr-state"),
+            status.st_gid != supervisors || mode & 0o020 == 0
+        {
             problems.append(Finding(
                 level: .warning, check: "state file",
                 detail: "\(described): supervisors in group geoattr-state cannot write it (replaced by rename, or made by hand?)",

@@ -31,8 +31,13 @@ struct ReloadCommand: AsyncParsableCommand {
     @Option(help: "The daemon's process id (default: the one recorded in STATE_DIR/reload).")
     var pid: Int32?
 
-    @Option(name: .customLong("state-dir"), help: "The daemon's state.dir.")
-    var stateDirectory = "/var/lib/geoattrd"
+    @Option(name: .customLong("state-dir"), help: "The daemon's state.dir (default: $GEOATTRD_STATE_DIR, else /var/lib/geoattrd).")
+    var stateDirectoryOption: String?
+
+    /// The unit's Environment= reaches ExecReload= too: a state.dir set there is found.
+    var stateDirectory: String {
+        stateDirectoryOption ?? getenv("GEOATTRD_STATE_DIR").map { String(cString: $0) } ?? "/var/lib/geoattrd"
+    }
 
     @Option(help: "Seconds to wait for the answer.")
     var timeout: Double = 30
@@ -42,12 +47,23 @@ struct ReloadCommand: AsyncParsableCommand {
     func validate() throws {
         if let pid, pid <= 0 { throw ValidationError("--pid must be a process id") }
         guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be 0 to 300 seconds") }
-        guard stateDirectory.hasPrefix("/") else { throw ValidationError("--state-dir must be an absolute path") }
+        guard stateDirectory.hasPrefix("/") else { throw ValidationError("--state-dir (or GEOATTRD_STATE_DIR) must be an absolute path") }
     }
 
     func run() async throws {
-        let recorded = try? ReloadRecord.read(in: stateDirectory)
-        guard let pid = pid ?? recorded?.pid else {
+        let recorded: ReloadRecord?
+        do {
+            recorded = try ReloadRecord.read(in: stateDirectory)
+        } catch {
+            // Only root and the daemon's user read the state directory.
+            guard pid != nil else {
+                StandardStreams.err("cannot read \(ReloadRecord.path(in: stateDirectory)): \(error) (run as root or as the daemon's user)")
+                throw ExitCodes.forbidden
+            }
+            recorded = nil
+        }
+        let bootID = ReloadRecord.currentBootID()
+        guard let pid = pid ?? recorded.flatMap({ $0.bootID == bootID ? $0.pid : nil }) else {
             StandardStreams.err("no daemon recorded in \(ReloadRecord.path(in: stateDirectory)): pass --pid (systemctl show -p MainPID geoattrd)")
             throw ExitCodes.daemonUnreachable
         }
@@ -65,7 +81,7 @@ struct ReloadCommand: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
-            guard let record = try? ReloadRecord.read(in: stateDirectory), record.pid == pid,
+            guard let record = try? ReloadRecord.read(in: stateDirectory), record.pid == pid, record.bootID == bootID,
                 record.outcome != .started, record.startedNanoseconds >= sent
             else {
                 if kill(pid, 0) != 0, errno == ESRCH {

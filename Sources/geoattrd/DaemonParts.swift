@@ -80,7 +80,6 @@ struct DaemonParts {
             target: RunningParts(logLevel: logLevel, indexReloader: index, scheduler: scheduler, server: server, outputs: outputs),
             logger: logger)
         let (stateDirectory, logger) = (configuration.stateDirectory, logger)
-        Self.record(ReloadRecord(pid: getpid(), startedNanoseconds: ReloadRecord.now(), outcome: .started), in: stateDirectory, logger: logger)
         let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
             notifier?.reloading()
             let started = ReloadRecord.now()
@@ -97,6 +96,8 @@ struct DaemonParts {
             Self.record(record, in: stateDirectory, logger: logger)
             notifier?.ready(status: SystemdIntegration.statusLine(store))
         }
+        // Named only once SIGHUP is trapped: a reload sent to this pid before would kill it.
+        Self.record(ReloadRecord(pid: getpid(), startedNanoseconds: ReloadRecord.now(), outcome: .started), in: stateDirectory, logger: logger)
         let stateWatcher = StateFileWatcher(
             path: configuration.stateFile, defaultState: configuration.defaultPower, knownState: self.initialPower,
             logger: Logger(label: "geoattrd.state")

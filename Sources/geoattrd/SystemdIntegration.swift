@@ -27,7 +27,8 @@ struct SystemdIntegration: Service {
         var line = parts.joined(separator: ", ")
         // Until a reload is applied: systemctl status is where an operator looks after one failed.
         if let refused = status.reloadRefused { line = "reload refused: \(refused); running the previous configuration; \(line)" }
-        return line
+        // One line: a newline would start another notify field (a key quoted in the YAML can hold one).
+        return String(String.UnicodeScalarView(line.unicodeScalars.filter { $0 != "\n" && $0 != "\r" }))
     }
 
     func run() async {

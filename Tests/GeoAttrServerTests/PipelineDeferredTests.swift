@@ -64,18 +64,39 @@ struct PipelineDeferredTests {
         try await connection.waitUntilClosed()
     }
 
-    @Test("a reload that changes the client's grant ends its watch with a reconnect event that resets the last event id")
-    func aGrantChangeEndsTheWatchWithReconnect() async throws {
+    /// The reader watching, its first event received.
+    static func readerWatching() async throws -> (ServerFixture, AsyncConnection) {
         let fixture = ServerFixture()
-        // The reader, whom the narrower policy cuts to the country.
         let connection = try await AsyncConnection(fixture, as: ServerFixture.reader)
         try await connection.send("GET /v1/watch HTTP/1.1\r\n\r\n")
         _ = try await connection.receive { $0.contains("data: {") && $0.hasSuffix("\n\n\r\n") }
+        return (fixture, connection)
+    }
+
+    @Test("a reload that changes the client's grant ends its watch with a reconnect event that resets the last event id")
+    func aGrantChangeEndsTheWatchWithReconnect() async throws {
+        // The reader, whom the narrower policy cuts to the country.
+        let (fixture, connection) = try await Self.readerWatching()
         fixture.server.update(policy: PipelineConnectionEventTests.narrowerPolicy, ttl: .seconds(3600))
         let end = try await connection.receive { $0.hasSuffix("0\r\n\r\n") }
+        #expect(end.ranges(of: "event: reconnect").count == 1, "\(end)")
         #expect(end.contains("id:\nevent: reconnect\ndata: {\"reason\":\"access_changed\"}\n\n"), "\(end)")
         #expect(!end.contains("event: attributes"), "\(end)")
         try await connection.waitUntilClosed()
+    }
+
+    @Test("a change of access.mutate alone leaves a watch streaming")
+    func aMutateOnlyChangeKeepsTheWatch() async throws {
+        let (fixture, connection) = try await Self.readerWatching()
+        var mutating = ServerFixture.policy
+        mutating.mutators.append(.uid(ServerFixture.reader.uid))
+        fixture.server.update(policy: mutating, ttl: .seconds(3600))
+        var next = ServerFixture.result
+        next.generation = 8
+        fixture.store.publish(ServedResult(result: next, obtainedAt: .now))
+        let events = try await connection.receive { $0.contains("id: 8\n") && $0.hasSuffix("\n\n\r\n") }
+        #expect(!events.contains("reconnect"), "\(events)")
+        await connection.close()
     }
 
     @Test("a reconnect with Last-Event-ID at the current generation gets no duplicate, only what follows")

@@ -34,12 +34,29 @@ extension APIProcessTests {
         #expect(refused.stderr.contains("intervall_s"), "\(refused.stderr)")
         #expect(try await client.request("GET", "/v1/attributes").status == 200)
 
-        // A key read at start only: applied, and named as waiting for a restart.
+        // A key read at start only: applied, and named as waiting for a restart. The state
+        // directory from the unit's environment, as ExecReload= sees it.
         try (APIProcessTests.staticConfig + "refresh:\n  burst: 4\n  interval_s: 600\napi:\n  max_connections: 40\n")
             .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-        let pending = try await reload(["--pid", "\(daemon.process.pid)"])
+        let pending = try await CommandResult.run(
+            BuiltProducts.path(of: "geoattrctl"), ["reload", "--pid", "\(daemon.process.pid)", "--timeout", "20"],
+            environment: ["GEOATTRD_STATE_DIR": stateDirectory])
         #expect(pending.status == 0, "\(pending.stderr)")
         #expect(pending.stderr.contains("api.max_connections changed: takes effect at the next restart"), "\(pending.stderr)")
+
+        // Who may not read the state directory is told so, not that there is no daemon.
+        let stranger = try await CommandResult.run(
+            "setpriv", ["--reuid=4242", "--regid=4242", "--clear-groups", BuiltProducts.path(of: "geoattrctl"), "reload", "--state-dir", stateDirectory])
+        #expect(stranger.status == 77, "\(stranger.stderr)")
+        #expect(stranger.stderr.contains("run as root or as the daemon's user"), "\(stranger.stderr)")
+
+        // A record from another boot names no daemon, even with a live pid in it.
+        let record = try String(contentsOfFile: stateDirectory + "/reload", encoding: .utf8)
+        let otherBoot = record.split(separator: "\n").map { $0.hasPrefix("boot ") ? "boot 00000000-0000-0000-0000-000000000000" : String($0) }
+        try (otherBoot.joined(separator: "\n") + "\n").write(toFile: stateDirectory + "/reload", atomically: true, encoding: .utf8)
+        let stale = try await reload(["--timeout", "2"])
+        #expect(stale.status == 69, "\(stale.stderr)")
+        #expect(daemon.count("SIGHUP: reloading") == 3, "\(daemon.log.text)")
 
         // A pid that is not the daemon's, recorded or given: nothing is signalled.
         let sleeper = try ChildProcess(executable: "sleep", arguments: ["30"])

@@ -166,16 +166,21 @@ def test_403_leaves_the_snapshot_empty(fake_server, pipelines, logs):
     assert rate < 30, rate
 
 
-def test_403_after_a_good_document_keeps_it(fake_server, pipelines, logs):
+def test_403_after_a_good_document_forgets_it(fake_server, pipelines, logs):
+    """A refusal is the policy's answer (a reload took this uid's access away), not an outage:
+    what was granted before goes, and the warning carries the daemon's reason."""
     def forbidden(conn):
-        conn.respond(403, b'{"error":"forbidden","message":"no"}', {"content-type": "application/json"})
+        conn.respond(403, b'{"error":"forbidden","message":"uid 1 may not read location data: access.rules entry uid:1=none decides"}',
+                     {"content-type": "application/json"})
 
     server = fake_server(good_stream, forbidden)
     source = follow(server)
     assert source.wait_for_document(5)
+    assert wait_until(lambda: dict(source.attributes) == {}, 5)
     p = run_through(server, pipelines, source)
-    assert geo(p.span_attributes()) == GOOD["attributes"]
-    assert len([m for m in warnings_in(logs) if "403" in m]) == 1
+    assert geo(p.span_attributes()) == {}
+    refused = [m for m in warnings_in(logs) if "403" in m]
+    assert len(refused) == 1 and "access.rules entry uid:1=none decides" in refused[0], refused
 
 
 def test_a_path_that_is_not_a_socket(workdir, pipelines, logs):

@@ -263,24 +263,33 @@ def request(
     return Response(status, reason, response_headers, reader)
 
 
-def error_code(body: bytes) -> str:
-    """The daemon's stable error code from an error body, or ``""``."""
+def _error_field(body: bytes, name: str) -> str:
+    """A string field of the daemon's error body, or ``""``."""
     try:
         value = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return ""
-    if isinstance(value, dict) and isinstance(value.get("error"), str):
-        return value["error"]
+    if isinstance(value, dict) and isinstance(value.get(name), str):
+        return value[name]
     return ""
+
+
+def error_code(body: bytes) -> str:
+    """The daemon's stable error code from an error body, or ``""``."""
+    return _error_field(body, "error")
+
+
+def error_message(body: bytes) -> str:
+    """The daemon's message from an error body (one line, at most 500 characters), or ``""``."""
+    return " ".join(_error_field(body, "message").split())[:500]
 
 
 def status_failure(status: int, body: bytes, what: str) -> Failure:
     code = error_code(body)
     if status == 403:
-        return Failure(
-            "http-403",
-            f"geoattrd refused {what} (403 {code or 'forbidden'}): this uid may not read location data; see access.rules",
-        )
+        # The daemon's message names the access.rules entry that refuses this process.
+        reason = error_message(body) or "this uid may not read location data; see access.rules"
+        return Failure("http-403", f"geoattrd refused {what} (403 {code or 'forbidden'}): {reason}")
     return Failure(f"http-{status}-{code}", f"geoattrd answered {what} with {status} {code}".rstrip())
 
 

@@ -291,6 +291,11 @@ class GeoAttrdAttributeSource:
                 continue
             except Failure as failure:
                 self._note_failure(failure)
+                if failure.key == "http-403":
+                    # Refused now (a reload took this process's access away): what it was granted
+                    # before must not stay on its telemetry.
+                    with self._lock:
+                        self._forget()
                 if self._stream_events > 0:
                     # The stream worked for a while: start the backoff afresh.
                     failures, broken_streams = 0, 0

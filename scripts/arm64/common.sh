@@ -1,0 +1,50 @@
+# Sourced by the arm64 scripts: where the cross toolchain lives and how to run a command in it.
+# Everything here is fetched or built, never part of the tree: it lives under the cache
+# directory, outside the clone, and survives a fresh checkout.
+#   GEOATTRD_ARM64_CACHE   default /var/cache/geoattrd-ci/arm64
+#   GEOATTRD_DEBIAN_MIRROR default http://deb.debian.org/debian
+arm64_cache=${GEOATTRD_ARM64_CACHE:-/var/cache/geoattrd-ci/arm64}
+debian_mirror=${GEOATTRD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# Debian sid's amd64 system, where the Swift toolchain installs (it wants sid's glibc and Python).
+arm64_chroot=$arm64_cache/sid-amd64
+# Debian 12's arm64 headers and libraries, which the binaries are linked against and run with.
+arm64_sysroot=$arm64_cache/sysroot
+arm64_sdk=$arm64_cache/sdk
+arm64_debs=$arm64_cache/debs
+sdk_name=geoattrd-aarch64-debian12
+
+arm64_now() { echo "${EPOCHREALTIME/,/.}"; }
+arm64_elapsed() { awk -v a="$1" -v b="$(arm64_now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# in_chroot [--bind PATH | --bind-ro PATH]... -- COMMAND...
+# Runs COMMAND in the sid chroot, as root with a clean environment (leading NAME=VALUE words of
+# COMMAND add to it), in a mount namespace of its own: the mounts end with the command, and
+# nothing is left to unmount after a failure. The cache and each PATH are seen inside at the paths
+# they have outside, so that a path in an argument, in the SDK bundle or in SwiftPM's answers
+# means the same on both sides.
+in_chroot() {
+    local binds=(--bind "$arm64_cache")
+    while [ "$1" != -- ]; do
+        binds+=("$1" "$2")
+        shift 2
+    done
+    shift
+    # Debian's swiftlang keeps clang, lld and llvm-objcopy beside swift, out of /usr/bin.
+    local environment=(HOME=/root PATH=/usr/libexec/swift/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
+    unshare --mount --propagation private -- bash -c '
+        set -euo pipefail
+        root=$1
+        shift
+        mount -t proc proc "$root/proc"
+        mount --rbind /dev "$root/dev"
+        while [ "$1" != -- ]; do
+            mode=$1 path=$2
+            shift 2
+            mkdir -p "$root$path"
+            mount --bind "$path" "$root$path"
+            [ "$mode" = --bind ] || mount -o remount,bind,ro "$root$path"
+        done
+        shift
+        exec chroot "$root" /usr/bin/env -i "$@"
+    ' in-chroot "$arm64_chroot" "${binds[@]}" -- "${environment[@]}" "$@"
+}
