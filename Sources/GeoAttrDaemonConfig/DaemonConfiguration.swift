@@ -82,7 +82,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
             if let altitude = location.altitudeMeters { settings.append((Keys.staticAltitude.name, "\(altitude)")) }
             if let error = location.errorMeters { settings.append((Keys.staticError.name, "\(error)")) }
         }
-        settings += [
+        // A typed constant of its own: as one `+=` literal, Swift 6.2's type checker (the arm64
+        // package's compiler) gives up on it.
+        let rest: [(String, String)] = [
             (Keys.indexPath.name, indexPath), (Keys.socketPath.name, socketPath),
             (Keys.socketMode.name, "0" + String(socketMode, radix: 8)),
             (Keys.apiHeadTimeout.name, seconds(limits.headTimeout)), (Keys.apiIdleTimeout.name, seconds(limits.idleTimeout)),
@@ -95,12 +97,11 @@ package struct DaemonConfiguration: Sendable, Equatable {
             (Keys.outputsGroup.name, outputGroup.map { "\($0.name) (gid \($0.gid))" } ?? ""),
             (Keys.outputsMode.name, "0" + String(outputMode, radix: 8)),
             (Keys.accessDefaultLevel.name, accessDefault.rawValue),
-            (Keys.accessRules.name, "[" + accessRules.map { rule in
-                "\(rule.subject)=\(rule.grant.level.rawValue)" + (rule.grant.coordinateDecimals.map { "/\($0)" } ?? "")
-            }.joined(separator: ", ") + "]"),
+            (Keys.accessRules.name, "[" + accessRules.map(\.description).joined(separator: ", ") + "]"),
             (Keys.accessMutate.name, "[" + accessMutators.map(\.description).joined(separator: ", ") + "]"),
             (Keys.logLevel.name, logLevel.rawValue),
         ]
+        settings += rest
         return settings
     }
 

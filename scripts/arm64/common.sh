@@ -3,6 +3,8 @@
 # directory, outside the clone, and survives a fresh checkout.
 #   GEOATTRD_ARM64_CACHE   default /var/cache/geoattrd-ci/arm64
 #   GEOATTRD_DEBIAN_MIRROR default http://deb.debian.org/debian
+#   GEOATTRD_ARM64_SCRATCH SwiftPM's scratch path for the arm64 builds, under the cache; default
+#                          $GEOATTRD_ARM64_CACHE/build
 arm64_cache=${GEOATTRD_ARM64_CACHE:-/var/cache/geoattrd-ci/arm64}
 debian_mirror=${GEOATTRD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # Debian sid's amd64 system, where the Swift toolchain installs (it wants sid's glibc and Python).
@@ -11,6 +13,7 @@ arm64_chroot=$arm64_cache/sid-amd64
 arm64_sysroot=$arm64_cache/sysroot
 arm64_sdk=$arm64_cache/sdk
 arm64_debs=$arm64_cache/debs
+arm64_scratch=${GEOATTRD_ARM64_SCRATCH:-$arm64_cache/build}
 sdk_name=geoattrd-aarch64-debian12
 
 arm64_now() { echo "${EPOCHREALTIME/,/.}"; }

@@ -2,12 +2,12 @@
 # swift build for Debian 12 arm64: the cross toolchain's SwiftPM (scripts/arm64/toolchain.sh,
 # made first when it is not) run in its sid chroot on this tree, with the Swift SDK for aarch64.
 #   scripts/arm64/swift-build.sh [SWIFT BUILD ARGUMENTS...]
-# The scratch path is $GEOATTRD_ARM64_CACHE/build unless the arguments name one, which must be
-# under the cache too. The tree is mounted at the path it has here, not copied: the build sees
-# exactly the files of the work tree, paths in arguments and in SwiftPM's answers (--show-bin-path)
-# are the same inside and out, and the dependencies are pinned by the tree's Package.resolved,
-# which SwiftPM reads, or writes when there is none yet, as a native build does (nothing else is
-# written into the checkout).
+# The scratch path is GEOATTRD_ARM64_SCRATCH (scripts/arm64/common.sh) unless the arguments name
+# one, which must be under the cache too. The tree is mounted at the path it has here, not
+# copied: the build sees exactly the files of the work tree, paths in arguments and in SwiftPM's
+# answers (--show-bin-path) are the same inside and out, and the dependencies are pinned by the
+# tree's Package.resolved, which SwiftPM reads, or writes when there is none yet, as a native
+# build does (nothing else is written into the checkout).
 # Package dependencies come from where git finds them here: the url.*.insteadOf rules of the
 # system's and root's git configuration are copied into the chroot, and a rule's local
 # directory is mounted read-only at its path.
@@ -39,7 +39,7 @@ for ((i = 0; i < ${#arguments[@]}; i++)); do
     esac
 done
 if [ -z "$scratch" ]; then
-    scratch=$arm64_cache/build
+    scratch=$arm64_scratch
     arguments+=(--scratch-path "$scratch")
 fi
 case $(realpath -m "$scratch")/ in

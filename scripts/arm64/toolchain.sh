@@ -128,7 +128,6 @@ swift_debs() {
     done
 }
 
-
 # A stage is done when the recipe it was done with is the one asked for now.
 done_with() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
@@ -240,8 +239,8 @@ JSON
   }
 }
 JSON
-    # sid's linkers cannot link this: its BFD ld refuses --icf=safe and it has no gold; lld does
-    # both, and takes the shim's object as one more input of every link.
+    # lld links: sid's BFD ld refuses --icf=safe and sid has no gold. The shim's object is one
+    # more input of every link.
     cat >"$bundle/aarch64/toolset.json" <<JSON
 {
   "schemaVersion": "1.0",
