@@ -11,6 +11,8 @@ enum ExitCodes {
     static let protocolError = ExitCode(76)
     static let forbidden = ExitCode(77)
     static let daemonUnreachable = ExitCode(69)
+    /// The daemon refused the configuration a reload asked it to read.
+    static let configurationRefused = ExitCode(78)
 
     static func code(for error: FixError) -> ExitCode {
         switch error {

@@ -42,8 +42,6 @@ struct ReloadCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for the answer.")
     var timeout: Double = 30
 
-    static let refused = ExitCode(78)
-
     func validate() throws {
         if let pid, pid <= 0 { throw ValidationError("--pid must be a process id") }
         guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be 0 to 300 seconds") }
@@ -93,7 +91,7 @@ struct ReloadCommand: AsyncParsableCommand {
             switch record.outcome {
             case .refused:
                 StandardStreams.err("geoattrd refused the configuration and keeps the running one: \(record.reason)")
-                throw Self.refused
+                throw ExitCodes.configurationRefused
             case .applied, .started:
                 for key in record.restartPending {
                     StandardStreams.err("\(key) changed: takes effect at the next restart (systemctl restart geoattrd)")

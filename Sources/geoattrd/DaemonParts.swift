@@ -83,21 +83,18 @@ struct DaemonParts {
         let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
             notifier?.reloading()
             let started = ReloadRecord.now()
-            let outcome = await reload.reload()
-            let record: ReloadRecord
-            switch outcome {
+            switch await reload.reload() {
             case .applied(let pending):
                 store.updateStatus { $0.reloadRefused = nil }
-                record = ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: .applied, restartPending: pending)
+                Self.record(.applied, started: started, pending: pending, in: stateDirectory, logger: logger)
             case .refused(let reason):
                 store.updateStatus { $0.reloadRefused = reason }
-                record = ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: .refused, reason: reason)
+                Self.record(.refused, started: started, reason: reason, in: stateDirectory, logger: logger)
             }
-            Self.record(record, in: stateDirectory, logger: logger)
             notifier?.ready(status: SystemdIntegration.statusLine(store))
         }
         // Named only once SIGHUP is trapped: a reload sent to this pid before would kill it.
-        Self.record(ReloadRecord(pid: getpid(), startedNanoseconds: ReloadRecord.now(), outcome: .started), in: stateDirectory, logger: logger)
+        Self.record(.started, started: ReloadRecord.now(), in: stateDirectory, logger: logger)
         let stateWatcher = StateFileWatcher(
             path: configuration.stateFile, defaultState: configuration.defaultPower, knownState: self.initialPower,
             logger: Logger(label: "geoattrd.state")
@@ -122,9 +119,11 @@ struct DaemonParts {
 
     /// The answer `geoattrctl reload` waits for. Without it a reload still happens; only its
     /// caller cannot tell, and times out saying so.
-    private static func record(_ record: ReloadRecord, in directory: String, logger: Logger) {
+    private static func record(
+        _ outcome: ReloadRecord.Outcome, started: Int64, reason: String = "", pending: [String] = [], in directory: String, logger: Logger
+    ) {
         do {
-            try record.write(in: directory)
+            try ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: outcome, reason: reason, restartPending: pending).write(in: directory)
         } catch {
             logger.warning("cannot record the reload's outcome for geoattrctl reload: \(error.reason)")
         }

@@ -42,8 +42,14 @@ struct FaultDaemon {
             try #require(served, "no result served; daemon log: \(daemon.log.text)", sourceLocation: sourceLocation)
             lastGood = try await client.attributes()
         }
-        // Let start-up threads and descriptors settle before taking the baseline.
-        try await Task.sleep(for: .milliseconds(300))
+        // The baseline once start-up threads and descriptors have settled: the same in two
+        // readings 100 ms apart.
+        var previous = ProcessResources.of(daemon.process.pid)
+        _ = await eventually(timeout: .seconds(5), interval: .milliseconds(100)) {
+            let now = ProcessResources.of(daemon.process.pid)
+            defer { previous = now }
+            return now != nil && now == previous
+        }
         let baseline = try #require(ProcessResources.of(daemon.process.pid), "geoattrd exited at start", sourceLocation: sourceLocation)
         return FaultDaemon(daemon: daemon, client: client, baseline: baseline, lastGood: lastGood)
     }

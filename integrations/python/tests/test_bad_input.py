@@ -196,10 +196,10 @@ def test_a_path_that_is_not_a_socket(workdir, pipelines, logs):
 
 
 def test_a_directory_and_a_missing_path(workdir, pipelines, logs):
-    for path in (workdir, workdir / "absent.sock"):
+    for count, path in enumerate((workdir, workdir / "absent.sock"), start=1):
         source = GeoAttrdAttributeSource(str(path), **FAST)
         p = pipelines(source=source)
-        time.sleep(0.3)
+        assert wait_until(lambda: len(warnings_in(logs)) >= count, 5)
         assert geo(p.span_attributes()) == {}
     assert len(warnings_in(logs)) == 2, warnings_in(logs)
 
@@ -213,7 +213,7 @@ def test_a_socket_nobody_listens_on(workdir, pipelines, logs):
     s.close()  # the file stays, nothing listens: a daemon that crashed
     source = GeoAttrdAttributeSource(path, **FAST)
     p = pipelines(source=source)
-    time.sleep(0.3)
+    assert wait_until(lambda: warnings_in(logs), 5)
     assert geo(p.span_attributes()) == {}
     assert len(warnings_in(logs)) == 1 and "nothing listens" in warnings_in(logs)[0]
 
