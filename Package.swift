@@ -49,27 +49,30 @@ let package = Package(
         ),
         // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
         .target(name: "CYAML", dependencies: ["CLibYAML"]),
+        // GeoPlace, the one place type, from the index to every answer. Stdlib only: the model and its
+        // clients name a place without linking the index reader.
+        .target(name: "GeoPlaces"),
         // The offline reverse geocoder: memory-mapped index reader, lookup, where the index is, and
         // great-circle distance. Stdlib + Glibc only: nothing of Foundation, gpsd, sockets or the daemon.
-        .target(name: "GeoIndex"),
+        .target(name: "GeoIndex", dependencies: ["GeoPlaces"]),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
         // index format; nothing of the daemon.
         .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex"]),
         // The index commands' logic for geoattrctl: batch lookup and a place's JSON under the model's
         // geo.* names. Knows the reader and the model; nothing of the daemon, gpsd or sockets.
-        .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex"]),
+        .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces"]),
         // The geocoder's benchmark (lookups, point sets); not shipped.
         .executableTarget(
             name: "geoindex-bench",
-            dependencies: ["GeoIndex"],
+            dependencies: ["GeoIndex", "GeoPlaces"],
             path: "Benchmarks/geoindex-bench"
         ),
         // Value types shared by the daemon, its clients and the CLI, and the geo.* names of a place
-        // (GeoIndex's GeoPlace is the one place type, from the index to every answer). No I/O.
+        // (GeoPlaces' GeoPlace). No I/O, and nothing of the index reader.
         .target(
             name: "GeoAttrModel",
             dependencies: [
-                "GeoIndex",
+                "GeoPlaces",
                 .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
             ]
         ),
@@ -81,6 +84,7 @@ let package = Package(
             dependencies: [
                 "GeoAttrModel",
                 "GeoIndex",
+                "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -107,6 +111,7 @@ let package = Package(
                 "GeoAttrCore",
                 "GeoAttrLinux",
                 "GeoIndex",
+                "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -142,7 +147,8 @@ let package = Package(
             ]
         ),
         // The client library for Swift processes: attributes(), watch(), and a follower whose snapshot
-        // feeds swift-log metadata. Knows the socket's HTTP API and the model; nothing of the daemon.
+        // feeds swift-log metadata. Knows the socket's HTTP API and the model; nothing of the daemon
+        // or the index reader.
         .target(
             name: "GeoAttrClient",
             dependencies: [
@@ -217,7 +223,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder",
+                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder", "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -243,6 +249,7 @@ let package = Package(
                 "GeoAttrModel",
                 "GeoAttrServer",
                 "GeoIndex",
+                "GeoPlaces",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -255,14 +262,14 @@ let package = Package(
         .testTarget(
             name: "GeoAttrCoreTests",
             dependencies: [
-                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "TestSupport",
+                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "GeoAttrLinuxTests",
             dependencies: [
-                "GeoAttrLinux", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                "GeoAttrLinux", "GeoAttrCore", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -270,7 +277,7 @@ let package = Package(
         .testTarget(
             name: "GeoAttrGeocoderTests",
             dependencies: [
-                "GeoAttrGeocoder", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                "GeoAttrGeocoder", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -288,7 +295,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoIndexTests",
-            dependencies: ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "TestSupport"]
+            dependencies: ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "GeoPlaces", "TestSupport"]
         ),
         // The fault-injection suite: the release binary under gpsd, file, signal and client faults
         // (scripts/fault-suite.sh builds it and runs this target on its own).
@@ -296,7 +303,7 @@ let package = Package(
             name: "GeoAttrdFaultTests",
             // GeoAttrLinux: the cache file's real loader, run in-process at every truncation offset;
             // GeoIndex: the index layout, to damage fixture indexes field by field.
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoAttrLinux", "GeoIndex"]
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", "GeoAttrCore", "GeoAttrLinux", "GeoIndex", "GeoPlaces"]
         ),
         .testTarget(
             name: "GeoAttrDaemonConfigTests",
@@ -309,7 +316,7 @@ let package = Package(
         .testTarget(
             name: "GeoAttrServerTests",
             dependencies: [
-                "GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoIndex", "TestSupport",
+                "GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -330,7 +337,7 @@ for target in package.targets where target.type != .system && !["CGPS", "CYAML"]
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     // The geocoder targets spell out each import's access and build without
     // InternalImportsByDefault, as a package of their own would.
-    let geocoderTargets: Set = ["GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "geoindex-bench"]
+    let geocoderTargets: Set = ["GeoPlaces", "GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "geoindex-bench"]
     if target.type != .test && target.name != "TestSupport" && !geocoderTargets.contains(target.name) {
         settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     }

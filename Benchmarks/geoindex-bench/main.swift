@@ -8,6 +8,7 @@
 import Glibc
 #endif
 import GeoIndex
+import GeoPlaces
 
 struct Generator {
     var state: UInt64

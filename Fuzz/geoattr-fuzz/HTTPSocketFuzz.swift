@@ -1,4 +1,4 @@
-import GeoIndex
+import GeoPlaces
 import GeoAttrCore
 import GeoAttrLinux
 import GeoAttrModel

@@ -1,4 +1,5 @@
 import GeoIndex
+import GeoPlaces
 import TestSupport
 
 /// The geocoder index: `GeoIndexReader(path:)` (the memory-mapped open with its header, checksum

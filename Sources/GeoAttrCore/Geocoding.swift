@@ -1,4 +1,4 @@
-public import GeoIndex
+public import GeoPlaces
 import Synchronization
 
 /// The offline reverse geocoder, as the daemon's core sees it.

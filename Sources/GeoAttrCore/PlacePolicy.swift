@@ -1,5 +1,6 @@
-public import GeoIndex
 public import GeoAttrModel
+import GeoIndex
+public import GeoPlaces
 
 /// Decides which place a new fix gets: stationary reuse, and hysteresis so that country and
 /// region do not flap when GPS jitter straddles a boundary (every flip of a string attribute

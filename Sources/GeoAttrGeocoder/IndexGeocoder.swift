@@ -1,5 +1,6 @@
 public import GeoAttrCore
-public import GeoIndex
+import GeoIndex
+public import GeoPlaces
 
 /// The offline index as the daemon's geocoder.
 ///

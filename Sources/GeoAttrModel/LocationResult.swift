@@ -1,4 +1,4 @@
-public import GeoIndex
+public import GeoPlaces
 import OTelSemanticConventions
 
 /// Where a served result came from.

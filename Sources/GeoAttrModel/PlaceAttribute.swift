@@ -1,4 +1,4 @@
-public import GeoIndex
+public import GeoPlaces
 import OTelSemanticConventions
 
 /// A place's attributes by their OpenTelemetry names, in the order every output writes them,

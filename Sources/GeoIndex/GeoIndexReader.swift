@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+public import GeoPlaces
 
 /// An opened geo index: a read-only memory mapping, checked at open, queried without allocation
 /// beyond the returned strings. Safe to share between threads and tasks.

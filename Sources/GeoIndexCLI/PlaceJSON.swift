@@ -1,5 +1,5 @@
 import GeoAttrModel
-import GeoIndex
+import GeoPlaces
 
 /// One-line JSON for a lookup result, keyed by the OpenTelemetry attribute names.
 /// Unknown attributes are left out, never written as empty strings.

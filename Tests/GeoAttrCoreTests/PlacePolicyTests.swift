@@ -1,4 +1,4 @@
-import GeoIndex
+import GeoPlaces
 import GeoAttrCore
 import GeoAttrModel
 import Testing

@@ -1,4 +1,4 @@
-import GeoIndex
+import GeoPlaces
 import Foundation
 import GeoAttrCore
 import GeoAttrGeocoder

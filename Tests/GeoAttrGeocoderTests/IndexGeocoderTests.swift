@@ -2,6 +2,7 @@ import Foundation
 import GeoAttrCore
 import GeoAttrGeocoder
 import GeoIndex
+import GeoPlaces
 import Testing
 import TestSupport
 

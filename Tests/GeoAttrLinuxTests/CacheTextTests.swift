@@ -2,7 +2,7 @@ import Foundation
 import GeoAttrCore
 import GeoAttrLinux
 import GeoAttrModel
-import GeoIndex
+import GeoPlaces
 import Testing
 import TestSupport
 

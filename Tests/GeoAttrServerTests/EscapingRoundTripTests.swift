@@ -1,7 +1,7 @@
 import Foundation
 import GeoAttrCore
 import GeoAttrModel
-import GeoIndex
+import GeoPlaces
 import Testing
 import TestSupport
 

@@ -1,4 +1,4 @@
-import GeoIndex
+import GeoPlaces
 import Foundation
 import GeoAttrModel
 import Testing

@@ -1,5 +1,6 @@
 import GeoIndex
 import GeoIndexBuilder
+import GeoPlaces
 import TestSupport
 import Testing
 

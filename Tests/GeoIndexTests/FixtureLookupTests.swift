@@ -1,6 +1,7 @@
 import TestSupport
 import GeoIndex
 import GeoIndexBuilder
+import GeoPlaces
 import Testing
 
 /// Lookup semantics on synthetic sources built by the test (always runs, no downloaded data).

@@ -1,4 +1,5 @@
 import GeoIndex
+import GeoPlaces
 import Testing
 import TestSupport
 

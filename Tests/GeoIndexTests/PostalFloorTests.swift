@@ -7,6 +7,7 @@ import Darwin
 #endif
 @testable import GeoIndex
 @testable import GeoIndexBuilder
+import GeoPlaces
 import TestSupport
 import Testing
 

@@ -9,6 +9,7 @@ import Darwin
 #endif
 #endif
 import GeoIndex
+import GeoPlaces
 import Testing
 
 /// Golden cases against the real world index. It is not committed: build it with

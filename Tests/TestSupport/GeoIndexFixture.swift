@@ -1,6 +1,7 @@
 import Foundation
 import GeoIndex
 import GeoIndexBuilder
+import GeoPlaces
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import GeoAttrModel
-import GeoIndex
+import GeoPlaces
 
 extension LocationResult {
     /// A complete result (a 3D receiver fix in Brussels with every place field), for tests of

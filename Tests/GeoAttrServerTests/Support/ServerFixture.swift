@@ -1,7 +1,7 @@
 import GeoAttrCore
 import GeoAttrModel
 @testable import GeoAttrServer
-import GeoIndex
+import GeoPlaces
 import Logging
 import NIOHTTP1
 import Prometheus
