@@ -52,8 +52,9 @@ let package = Package(
         // GeoPlace, the one place type, from the index to every answer. Stdlib only: the model and its
         // clients name a place without linking the index reader.
         .target(name: "GeoPlaces"),
-        // The offline reverse geocoder: memory-mapped index reader, lookup, where the index is, and
-        // great-circle distance. Stdlib + Glibc only: nothing of Foundation, gpsd, sockets or the daemon.
+        // The offline reverse geocoder: memory-mapped index reader, lookup, where the index is
+        // installed, and great-circle distance. Stdlib + Glibc only: nothing of Foundation, gpsd,
+        // sockets or the daemon.
         .target(name: "GeoIndex", dependencies: ["GeoPlaces"]),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
         // index format; nothing of the daemon.

@@ -17,7 +17,7 @@ struct IndexCommand: ParsableCommand {
         commandName: "index",
         abstract: "Build or inspect the offline reverse-geocoding index.",
         discussion: """
-            Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexLocator.setupIndex) \
+            Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexSearch.setupIndex) \
             (built by scripts/build-world-index.sh), \(IndexLocator.installedIndex).
 
             Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, DCW-GMT, iso-codes.
@@ -73,7 +73,7 @@ struct IndexInfo: ParsableCommand {
     @Argument(help: "Index file (default: the located index).") var file: String?
 
     func run() throws {
-        let path = IndexLocator.locate(explicit: file)
+        let path = IndexSearch.locate(explicit: file)
         let reader = try GeoIndexReader(path: path)
         try reader.verifyContents()
         let info = reader.info
@@ -95,7 +95,7 @@ struct LookupCommand: ParsableCommand {
         commandName: "lookup",
         abstract: "Look up one point, or `lat,lon` lines from stdin with --batch (one JSON object per line, in order).",
         discussion: """
-            Without --index: $GEOATTRD_INDEX, then \(IndexLocator.setupIndex), then \(IndexLocator.installedIndex).
+            Without --index: $GEOATTRD_INDEX, then \(IndexSearch.setupIndex), then \(IndexLocator.installedIndex).
 
             Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and \
             the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or \
@@ -127,7 +127,7 @@ struct LookupCommand: ParsableCommand {
     }
 
     func run() throws {
-        let reader = try GeoIndexReader(path: IndexLocator.locate(explicit: index), coastToleranceMeters: coastTolerance)
+        let reader = try GeoIndexReader(path: IndexSearch.locate(explicit: index), coastToleranceMeters: coastTolerance)
         if batch {
             try BatchLookup(reader: reader, jobs: jobs ?? DefaultBatchJobs.count).run()
             return
