@@ -9,10 +9,4 @@ public enum IndexLocator {
     public static let installedIndex = "/usr/share/geoattrd/world.gidx"
     /// geoattrctl's variable for the index.
     public static let environmentVariable = "GEOATTRD_INDEX"
-
-    /// The daemon's index: the configured path, else the installed one.
-    public static func daemonIndex(configured: String?) -> String {
-        guard let configured, !configured.isEmpty else { return installedIndex }
-        return configured
-    }
 }

@@ -14,10 +14,6 @@ struct ByteWriter {
         data[offset + 1] = UInt8(truncatingIfNeeded: value >> 8)
     }
 
-    mutating func patchU64(at offset: Int, _ value: UInt64) {
-        for i in 0..<8 { data[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
-    }
-
     mutating func align(to alignment: Int) {
         while data.count % alignment != 0 { data.append(0) }
     }

@@ -36,8 +36,6 @@ public struct ISOSubdivisions: Sendable {
         }
     }
 
-    public func isValid(_ code: String) -> Bool { codes.contains(code) }
-
     public var countriesWithSubdivisions: Set<String> {
         Set(codes.compactMap { $0.split(separator: "-").first.map(String.init) })
     }
