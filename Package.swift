@@ -49,6 +49,10 @@ let package = Package(
         ),
         // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
         .target(name: "CYAML", dependencies: ["CLibYAML"]),
+        // Whole writes to a descriptor (again after EINTR and short writes), crash-safe replacement of
+        // a file and the temporary names it uses. Stdlib + Glibc only: the lowest layer, under the
+        // geocoder's builder and the daemon's plumbing alike.
+        .target(name: "SystemWrites"),
         // GeoPlace, the one place type, from the index to every answer. Stdlib only: the model and its
         // clients name a place without linking the index reader.
         .target(name: "GeoPlaces"),
@@ -58,14 +62,14 @@ let package = Package(
         .target(name: "GeoIndex", dependencies: ["GeoPlaces"]),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
         // index format; nothing of the daemon.
-        .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex"]),
+        .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex", "SystemWrites"]),
         // The index commands' logic for geoattrctl: batch lookup and a place's JSON under the model's
         // geo.* names. Knows the reader and the model; nothing of the daemon, gpsd or sockets.
-        .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces"]),
+        .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces", "SystemWrites"]),
         // The geocoder's benchmark (lookups, point sets); not shipped.
         .executableTarget(
             name: "geoindex-bench",
-            dependencies: ["GeoIndex", "GeoPlaces"],
+            dependencies: ["GeoIndex", "GeoPlaces", "SystemWrites"],
             path: "Benchmarks/geoindex-bench"
         ),
         // Value types shared by the daemon, its clients and the CLI, and the geo.* names of a place
@@ -92,13 +96,15 @@ let package = Package(
             ]
         ),
         // The daemon's Linux plumbing: inotify and state-file watchers, the dedicated thread and wake
-        // pipe, atomic file writes, the cache file (the core's CacheStore), account names. Knows the
-        // core's protocols and the model; nothing of gpsd, sockets or the index.
+        // pipe, safe whole-file reads and the leftovers of interrupted writes, the cache file (the
+        // core's CacheStore), account names. Knows the core's protocols, the model and SystemWrites;
+        // nothing of gpsd, sockets or the index.
         .target(
             name: "GeoAttrLinux",
             dependencies: [
                 "GeoAttrCore",
                 "GeoAttrModel",
+                "SystemWrites",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -137,6 +143,7 @@ let package = Package(
                 "GeoAttrCore",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "SystemWrites",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -164,7 +171,7 @@ let package = Package(
         // protocols themselves, no libsystemd). Knows swift-log; nothing of the daemon's parts.
         .target(
             name: "GeoAttrSystemd",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: ["SystemWrites", .product(name: "Logging", package: "swift-log")]
         ),
         // The daemon's configuration: flags, GEOATTRD_* environment, YAML file (libyaml through
         // CYAML), validation, reload. A library of its own so the fuzzer drives the loading path the
@@ -196,6 +203,7 @@ let package = Package(
                 "GeoAttrSystemd",
                 "GeoAttrServer",
                 "GeoIndex",
+                "SystemWrites",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -215,6 +223,7 @@ let package = Package(
                 "GeoAttrGPSD",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "SystemWrites",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -251,6 +260,7 @@ let package = Package(
                 "GeoAttrServer",
                 "GeoIndex",
                 "GeoPlaces",
+                "SystemWrites",
                 "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -266,6 +276,10 @@ let package = Package(
                 "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "SystemWritesTests",
+            dependencies: ["SystemWrites", "TestSupport"]
         ),
         .testTarget(
             name: "GeoAttrLinuxTests",
@@ -338,7 +352,7 @@ for target in package.targets where target.type != .system && !["CGPS", "CYAML"]
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     // The geocoder targets spell out each import's access and build without
     // InternalImportsByDefault, as a package of their own would.
-    let geocoderTargets: Set = ["GeoPlaces", "GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "geoindex-bench"]
+    let geocoderTargets: Set = ["SystemWrites", "GeoPlaces", "GeoIndex", "GeoIndexBuilder", "GeoIndexCLI", "geoindex-bench"]
     if target.type != .test && target.name != "TestSupport" && !geocoderTargets.contains(target.name) {
         settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
     }

@@ -9,6 +9,7 @@ import Glibc
 #endif
 import GeoIndex
 import GeoPlaces
+import SystemWrites
 
 struct Generator {
     var state: UInt64
@@ -196,12 +197,10 @@ func runPoints(_ arguments: [String]) {
 }
 
 func emit(_ text: String) {
-    let bytes = Array(text.utf8)
-    var done = 0
-    while done < bytes.count {
-        let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress.map { $0 + done }, bytes.count - done) }
-        if n <= 0 { fail("cannot write the points") }
-        done += n
+    do {
+        try Descriptor.writeAll(Array(text.utf8), to: STDOUT_FILENO)
+    } catch {
+        fail("cannot write the points")
     }
 }
 

@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -82,14 +83,10 @@ enum Scratch {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw HarnessSetupError(description: "cannot create \(path): errno \(errno)") }
         defer { close(fd) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw HarnessSetupError(description: "cannot write \(path): errno \(errno)")
-            }
-            offset += written
+        do {
+            try Descriptor.writeAll(bytes, to: fd)
+        } catch {
+            throw HarnessSetupError(description: "cannot write \(path): errno \(error.errno)")
         }
     }
 

@@ -1,6 +1,7 @@
 import FoundationEssentials
 public import GeoAttrCore
 public import GeoAttrModel
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -85,9 +86,9 @@ public struct CacheFile: CacheStore {
             throw .unwritable(path: path, reason: "encoding failed: \(error)")
         }
         do {
-            try FileBytes.writeAtomically(Array(data), to: path)
+            try AtomicFile.replace(path, with: Array(data))
         } catch {
-            throw .unwritable(path: path, reason: error.reason)
+            throw .unwritable(path: path, reason: error.description)
         }
     }
 

@@ -7,9 +7,9 @@ import Darwin
 #endif
 import SystemPackage
 
-/// Whole-file reads and crash-safe replacement with plain system calls, safe in directories
-/// that someone else can write to: no path is followed through a symbolic link, nothing but a
-/// regular file is read, and nothing is created under a name that can be guessed.
+/// Whole-file reads and the leftovers of interrupted writes, with plain system calls, safe in
+/// directories that someone else can write to: no path is followed through a symbolic link and
+/// nothing but a regular file is read.
 package enum FileBytes {
     package enum ReadError: Error, CustomStringConvertible {
         case tooLarge
@@ -24,10 +24,6 @@ package enum FileBytes {
             case .system(let reason): reason
             }
         }
-    }
-
-    package struct WriteError: Error {
-        package var reason: String
     }
 
     /// The file's bytes, `nil` if it does not exist.
@@ -80,63 +76,6 @@ package enum FileBytes {
         case S_IFCHR, S_IFBLK: "a device"
         default: "a special file"
         }
-    }
-
-    /// Replaces `path` so that a crash at any point leaves the old or the new complete file: a
-    /// new file beside it, fsync, rename over the old one, fsync of the directory.
-    ///
-    /// Everything happens relative to the directory, opened once with `O_NOFOLLOW`: the new file
-    /// is created with `O_EXCL | O_NOFOLLOW` under a name no one can predict, so a link planted
-    /// beside the target is never written through, and `renameat` replaces whatever stands at
-    /// the final name (a planted link included) without following it.
-    /// - Parameters:
-    ///   - mode: the file's mode, whatever the umask.
-    ///   - group: the file's group (the caller must be a member), or `nil` for the default.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String, mode: UInt32 = 0o600, group: UInt32? = nil) throws(WriteError) {
-        let (directory, name) = split(path)
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw WriteError(reason: "opening the directory \(directory): \(errorText())") }
-        defer { close(directoryFD) }
-        var temporary = ""
-        var fd: Int32 = -1
-        // A name taken by chance (or by someone guessing) is passed over, not opened.
-        for _ in 0..<8 where fd < 0 {
-            temporary = uniqueName(for: name, role: "tmp")
-            fd = openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode_t(mode))
-            if fd < 0, errno != EEXIST { break }
-        }
-        guard fd >= 0 else { throw WriteError(reason: "creating a temporary file in \(directory): \(errorText())") }
-        func fail(_ step: String, closing: Bool = true, reason given: String? = nil) -> WriteError {
-            let reason = given ?? errorText()
-            if closing { close(fd) }
-            unlinkat(directoryFD, temporary, 0)
-            return WriteError(reason: "\(step) \(directory)/\(temporary): \(reason)")
-        }
-        // The group before the mode: until then the file has the group it was created with (the
-        // daemon's primary group, or a set-group-ID directory's).
-        if let group, fchown(fd, uid_t.max, gid_t(group)) != 0 {
-            throw fail("setting group \(group) on")
-        }
-        guard fchmod(fd, mode_t(mode)) == 0 else { throw fail("setting the mode of") }
-        do {
-            _ = try FileDescriptor(rawValue: fd).writeAll(bytes)
-        } catch {
-            throw fail("writing", reason: "\(error)")
-        }
-        guard fsync(fd) == 0 else { throw fail("fsync of") }
-        guard close(fd) == 0 else { throw fail("closing", closing: false) }
-        guard renameat(directoryFD, temporary, directoryFD, name) == 0 else {
-            let reason = errorText()
-            unlinkat(directoryFD, temporary, 0)
-            throw WriteError(reason: "renaming into place: \(reason)")
-        }
-        _ = fsync(directoryFD)
-    }
-
-    /// `NAME.ROLE-PID-RANDOM`: no one can guess it, and the PID lets a later start tell a dead
-    /// writer's leftover from a live one's.
-    package static func uniqueName(for name: String, role: String) -> String {
-        "\(name).\(role)-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
     }
 
     /// Removes the temporary files that writes of `path` left behind when the process writing

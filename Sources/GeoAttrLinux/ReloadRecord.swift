@@ -1,4 +1,5 @@
 import GeoAttrModel
+package import SystemWrites
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -94,8 +95,8 @@ package struct ReloadRecord: Sendable, Equatable {
     }
 
     /// Written atomically, mode 0600: the daemon's and root's to read.
-    package func write(in directory: String) throws(FileBytes.WriteError) {
-        try FileBytes.writeAtomically(Array(text.utf8), to: Self.path(in: directory))
+    package func write(in directory: String) throws(AtomicFile.Failure) {
+        try AtomicFile.replace(Self.path(in: directory), with: Array(text.utf8))
     }
 
     /// The record in `directory`; `nil` when there is none or it is not one.

@@ -1,4 +1,5 @@
 import GeoAttrLinux
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ public enum UnixListener {
         if fstatat(directoryFD, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, existing.st_mode & S_IFMT != S_IFSOCK {
             throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another path")
         }
-        let staging = FileBytes.uniqueName(for: name, role: "staging")
+        let staging = TemporaryName.unique(for: name, role: "staging")
         guard mkdirat(directoryFD, staging, 0o700) == 0 else {
             throw Failure(description: "cannot create \(staging) in \(directory): \(errorText())")
         }

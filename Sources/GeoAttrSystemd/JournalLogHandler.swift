@@ -1,5 +1,6 @@
 public import Logging
 import Synchronization
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -61,18 +62,8 @@ public struct JournalLogHandler: LogHandler {
             line += " \(key)=\(Self.quoted("\(value)"))"
         }
         line = line.replacingNewlines() + "\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(STDERR_FILENO, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        // A line that cannot be written has nowhere else to go.
+        try? Descriptor.writeAll(Array(line.utf8), to: STDERR_FILENO)
     }
 
     /// syslog priorities (sd-daemon.h): debug 7, info 6, notice 5, warning 4, err 3, crit 2.

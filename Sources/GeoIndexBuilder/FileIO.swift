@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemWrites
 
 /// Whole-file reads and writes through the C library (the builder stays Foundation-free).
 enum FileIO {
@@ -41,33 +42,12 @@ enum FileIO {
         access(path, R_OK) == 0
     }
 
-    /// Writes to a new file beside `path` and renames, so a reader never sees a half-written
-    /// index. The new file's name cannot be guessed and it is created with `O_EXCL | O_NOFOLLOW`,
-    /// so nothing planted beside the index is written through.
+    /// Readers of an index never see half of one; its mode is what the umask allows.
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(BuildError) {
-        let temporary = "\(path).tmp-\(getpid())-\(String(UInt64.random(in: 1...UInt64.max), radix: 16))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .cannotWrite(path: temporary, errno: errno) }
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var done = 0
-            while done < buffer.count {
-                let n = write(fd, base + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += n
-            }
+        do {
+            try AtomicFile.replace(path, with: bytes, mode: 0o644, umasked: true)
+        } catch {
+            throw .cannotWrite(path: error.file, errno: error.errno)
         }
-        if failure == 0 && fsync(fd) != 0 { failure = errno }
-        close(fd)
-        if failure != 0 {
-            unlink(temporary)
-            throw .cannotWrite(path: temporary, errno: failure)
-        }
-        guard rename(temporary, path) == 0 else { throw .cannotWrite(path: path, errno: errno) }
     }
 }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import SystemWrites
 
 /// `lookup --batch`'s output, buffered for throughput and written out in large writes.
 struct BatchOutput {
@@ -24,21 +18,11 @@ struct BatchOutput {
     }
 
     mutating func flush() throws(BatchLookup.Failure) {
-        var failure: Int32 = 0
-        buffered.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var done = 0
-            while done < buffer.count {
-                let n = write(descriptor, base + done, buffer.count - done)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                done += n
-            }
+        defer { buffered.removeAll(keepingCapacity: true) }
+        do {
+            try Descriptor.writeAll(buffered, to: descriptor)
+        } catch {
+            throw .write(errno: error.errno)
         }
-        buffered.removeAll(keepingCapacity: true)
-        if failure != 0 { throw .write(errno: failure) }
     }
 }

@@ -1,3 +1,5 @@
+import SystemWrites
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -20,15 +22,8 @@ enum StandardStreams {
 
     static func err(_ text: String) { writeLine("geoattrctl: " + text, to: STDERR_FILENO) }
 
+    /// Output that cannot be written (a closed pipe) has nowhere else to go.
     private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        try? Descriptor.writeAll(bytes, to: fd)
     }
 }

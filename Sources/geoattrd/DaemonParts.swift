@@ -10,6 +10,7 @@ import GeoIndex
 import Logging
 import Prometheus
 import ServiceLifecycle
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -125,7 +126,7 @@ struct DaemonParts {
         do {
             try ReloadRecord(pid: getpid(), startedNanoseconds: started, outcome: outcome, reason: reason, restartPending: pending).write(in: directory)
         } catch {
-            logger.warning("cannot record the reload's outcome for geoattrctl reload: \(error.reason)")
+            logger.warning("cannot record the reload's outcome for geoattrctl reload: \(error.description)")
         }
     }
 

@@ -5,6 +5,7 @@ import GeoAttrServer
 import Logging
 import ServiceLifecycle
 import Synchronization
+import SystemWrites
 
 #if canImport(Glibc)
 import Glibc
@@ -109,11 +110,11 @@ final class FileOutputs: Service, Sendable {
 
     private func write(_ bytes: [UInt8], to path: String, _ settings: Settings) async {
         let outcome = await offPool { () -> String? in
-            do throws(FileBytes.WriteError) {
-                try FileBytes.writeAtomically(bytes, to: path, mode: settings.mode, group: settings.group)
+            do throws(AtomicFile.Failure) {
+                try AtomicFile.replace(path, with: bytes, mode: settings.mode, group: settings.group)
                 return nil
             } catch {
-                return error.reason
+                return error.description
             }
         }
         if let failure = outcome ?? "no thread for the write" {

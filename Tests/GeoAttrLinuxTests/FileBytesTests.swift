@@ -15,47 +15,6 @@ import Darwin
 /// through or waited on.
 @Suite("Safe file reads and writes")
 struct FileBytesTests {
-    @Test func aWriteNeverGoesThroughALinkPlantedAtTheOldTemporaryName() throws {
-        let directory = try TemporaryDirectory(prefix: "filebytes")
-        let victim = try directory.write("precious", to: "victim")
-        #expect(chmod(victim, 0o600) == 0)
-        let target = directory.file("out.env")
-        // The names an older writer used, and a spread of guesses at the current scheme's.
-        #expect(symlink(victim, "\(target).tmp-\(getpid())") == 0)
-        try FileBytes.writeAtomically(Array("new\n".utf8), to: target, mode: 0o644)
-        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
-        var status = stat()
-        #expect(stat(victim, &status) == 0)
-        #expect(status.st_mode & 0o777 == 0o600)
-        #expect(try String(contentsOfFile: target, encoding: .utf8) == "new\n")
-        #expect(lstat(target, &status) == 0)
-        #expect(status.st_mode & S_IFMT == S_IFREG)
-        #expect(status.st_mode & 0o777 == 0o644)
-    }
-
-    @Test func aLinkAtTheFinalNameIsReplacedNotFollowed() throws {
-        let directory = try TemporaryDirectory(prefix: "filebytes")
-        let victim = try directory.write("precious", to: "victim")
-        let target = directory.file("cache.json")
-        #expect(symlink(victim, target) == 0)
-        try FileBytes.writeAtomically(Array("{}".utf8), to: target)
-        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
-        var status = stat()
-        #expect(lstat(target, &status) == 0)
-        #expect(status.st_mode & S_IFMT == S_IFREG)
-    }
-
-    @Test func aDirectoryThatIsALinkIsRefused() throws {
-        let directory = try TemporaryDirectory(prefix: "filebytes")
-        let real = directory.file("real")
-        #expect(mkdir(real, 0o700) == 0)
-        #expect(symlink(real, directory.file("link")) == 0)
-        #expect(throws: FileBytes.WriteError.self) {
-            try FileBytes.writeAtomically(Array("x".utf8), to: directory.file("link/out"))
-        }
-        #expect(access("\(real)/out", F_OK) != 0)
-    }
-
     @Test func readsRefuseLinksFIFOsAndDirectoriesAtOnce() throws {
         let directory = try TemporaryDirectory(prefix: "filebytes")
         let file = try directory.write("background\n", to: "state")
