@@ -96,12 +96,12 @@ public struct CacheFile: CacheStore {
     /// that no longer run), which would otherwise pile up, one per crash. Call at start, before
     /// the first write. Returns the paths removed.
     public func removeStaleTemporaryFiles() -> [String] {
-        FileBytes.removeStaleTemporaries(of: path)
+        StaleTemporaries.removeTemporaries(of: path)
     }
 
     private func setAside(reason: String) -> CacheFileError {
         if rename(path, setAsidePath) != 0 {
-            return .corrupt(path: path, reason: "\(reason); setting it aside failed: \(FileBytes.errorText())")
+            return .corrupt(path: path, reason: "\(reason); setting it aside failed: \(ErrnoText.describe())")
         }
         return .corrupt(path: path, reason: "\(reason); moved to \(setAsidePath)")
     }

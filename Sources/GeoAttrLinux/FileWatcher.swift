@@ -55,14 +55,14 @@ package struct FileWatcher: Sendable {
         wake.close()
     }
 
-    var directory: String { FileBytes.split(path).directory }
+    var directory: String { PathComponents.split(path).directory }
 
-    var fileName: String { FileBytes.split(path).name }
+    var fileName: String { PathComponents.split(path).name }
 
     private func watch(wakeFD: Int32) {
         let inotify = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotify >= 0 else {
-            logger.error("\(what) not watched: inotify_init1 failed: \(FileBytes.errorText())")
+            logger.error("\(what) not watched: inotify_init1 failed: \(ErrnoText.describe())")
             return
         }
         defer { close(inotify) }
@@ -70,7 +70,7 @@ package struct FileWatcher: Sendable {
         let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
         guard inotify_add_watch(inotify, directory, mask) >= 0 else {
             logger.error(
-                "\(what) not watched: cannot watch its directory: \(FileBytes.errorText())",
+                "\(what) not watched: cannot watch its directory: \(ErrnoText.describe())",
                 metadata: ["directory": "\(directory)"])
             return
         }
@@ -82,7 +82,7 @@ package struct FileWatcher: Sendable {
             let ready = poll(&fds, 2, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                logger.error("\(what) watch ended: poll failed: \(FileBytes.errorText())")
+                logger.error("\(what) watch ended: poll failed: \(ErrnoText.describe())")
                 return
             }
             if fds[1].revents != 0 { return }

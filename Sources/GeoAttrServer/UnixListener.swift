@@ -25,13 +25,13 @@ public enum UnixListener {
     /// Returns the listening descriptor (CLOEXEC, non-blocking) bound at `path`.
     public static func make(path: String, mode: UInt32, backlog: Int32 = 1024) throws(Failure) -> Int32 {
         guard path.utf8.count < 108 else { throw Failure(description: "socket path longer than 107 bytes: \(path)") }
-        let (directory, name) = FileBytes.split(path)
+        let (directory, name) = PathComponents.split(path)
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard directoryFD >= 0 else { throw Failure(description: "cannot open the socket's directory \(directory): \(errorText())") }
         defer { close(directoryFD) }
         var existing = stat()
         if fstatat(directoryFD, name, &existing, AT_SYMLINK_NOFOLLOW) == 0, existing.st_mode & S_IFMT != S_IFSOCK {
-            throw Failure(description: "\(path) exists and is \(FileBytes.kind(of: existing.st_mode)), not a socket: remove it or choose another path")
+            throw Failure(description: "\(path) exists and is \(FileKind.name(of: existing.st_mode)), not a socket: remove it or choose another path")
         }
         let staging = TemporaryName.unique(for: name, role: "staging")
         guard mkdirat(directoryFD, staging, 0o700) == 0 else {
@@ -72,8 +72,8 @@ public enum UnixListener {
     /// Removes the staging directories of daemons that died between creating one and moving
     /// their socket into place (`NAME.staging-PID...` of PIDs that no longer run).
     public static func removeStaleStaging(of path: String) -> [String] {
-        let name = FileBytes.split(path).name
-        return FileBytes.removeStale(in: FileBytes.split(path).directory, prefix: name + ".staging-") { directoryFD, entry in
+        let name = PathComponents.split(path).name
+        return StaleTemporaries.removeEntries(in: PathComponents.split(path).directory, prefix: name + ".staging-") { directoryFD, entry in
             let stagingFD = openat(directoryFD, entry, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if stagingFD >= 0 {
                 unlinkat(stagingFD, "s", 0)

@@ -31,7 +31,7 @@ extension DoctorCommand {
     private func runtimeDirectoryFindings(clientGroup: UInt32?, daemonUser: UInt32?) -> [Finding] {
         let shipped = Self.shippedLayout
         var findings: [Finding] = []
-        let directory = FileBytes.split(options.socket).directory
+        let directory = PathComponents.split(options.socket).directory
         let inRunDirectory = directory == "/run/geoattrd"
         let dirFix = { (local: String) in inRunDirectory ? "\(shipped): geoattrd:geoattrd 0755" : local }
         let dir = FileStatus(path: directory)
@@ -41,7 +41,7 @@ extension DoctorCommand {
             var problems: [Finding] = []
             if mode & S_IFMT != S_IFDIR {
                 problems.append(Finding(
-                    level: .failure, check: "runtime dir", detail: "\(directory) is \(FileBytes.kind(of: mode)), not a directory",
+                    level: .failure, check: "runtime dir", detail: "\(directory) is \(FileKind.name(of: mode)), not a directory",
                     fix: dirFix("pass --socket with the daemon's socket path")))
             } else {
                 if mode & 0o002 != 0 {
@@ -109,7 +109,7 @@ extension DoctorCommand {
         if mode & S_IFMT != S_IFREG {
             findings.append(Finding(
                 level: .failure, check: "state file",
-                detail: "\(stateFile) is \(FileBytes.kind(of: mode)), not a regular file: the daemon refuses it", fix: replace))
+                detail: "\(stateFile) is \(FileKind.name(of: mode)), not a regular file: the daemon refuses it", fix: replace))
             return findings
         }
         var problems: [Finding] = []

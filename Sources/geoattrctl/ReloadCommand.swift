@@ -73,7 +73,7 @@ struct ReloadCommand: AsyncParsableCommand {
         let sent = ReloadRecord.now()
         guard kill(pid, SIGHUP) == 0 else {
             let code = errno
-            StandardStreams.err("cannot signal process \(pid): \(FileBytes.errorText(code))")
+            StandardStreams.err("cannot signal process \(pid): \(ErrnoText.describe(code))")
             throw code == EPERM ? ExitCodes.forbidden : ExitCodes.daemonUnreachable
         }
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))

@@ -68,7 +68,7 @@ final class FileOutputs: Service, Sendable {
         guard envFile != nil || prometheusFile != nil else { return }
         let paths = [envFile, prometheusFile].compactMap { $0 }
         // A crash during a write leaves its temporary file (`PATH.tmp-PID...`) beside the output.
-        let removed = await offPool { paths.flatMap { FileBytes.removeStaleTemporaries(of: $0) } }
+        let removed = await offPool { paths.flatMap { StaleTemporaries.removeTemporaries(of: $0) } }
         for path in removed ?? [] {
             logger.notice("removed a temporary output file left by an interrupted write", metadata: ["path": "\(path)"])
         }
@@ -124,7 +124,7 @@ final class FileOutputs: Service, Sendable {
 
     /// Anyone who can write an output's directory can replace the file its readers trust.
     private func warnIfShared(directoryOf path: String) {
-        let directory = FileBytes.split(path).directory
+        let directory = PathComponents.split(path).directory
         var status = stat()
         guard stat(directory, &status) == 0 else { return }
         let sticky = status.st_mode & S_ISVTX != 0
