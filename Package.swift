@@ -53,12 +53,12 @@ let package = Package(
         // a file and the temporary names it uses. Stdlib + Glibc only: the lowest layer, under the
         // geocoder's builder and the daemon's plumbing alike.
         .target(name: "SystemWrites"),
-        // GeoPlace, the one place type, from the index to every answer. Stdlib only: the model and its
-        // clients name a place without linking the index reader.
+        // GeoPlace, the one place type, from the index to every answer, and great-circle distance.
+        // Stdlib + Glibc's math only: the model, the core and the clients name a place without
+        // linking the index reader.
         .target(name: "GeoPlaces"),
-        // The offline reverse geocoder: memory-mapped index reader, lookup, where the index is
-        // installed, and great-circle distance. Stdlib + Glibc only: nothing of Foundation, gpsd,
-        // sockets or the daemon.
+        // The offline reverse geocoder: memory-mapped index reader, lookup, and where the index is
+        // installed. Stdlib + Glibc only: nothing of Foundation, gpsd, sockets or the daemon.
         .target(name: "GeoIndex", dependencies: ["GeoPlaces"]),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
         // index format; nothing of the daemon.
@@ -88,7 +88,6 @@ let package = Package(
             name: "GeoAttrCore",
             dependencies: [
                 "GeoAttrModel",
-                "GeoIndex",
                 "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -4,8 +4,10 @@
 For every Swift target: each module it imports is a declared dependency (a target or a
 product), and each declared dependency is imported somewhere in it. Toolchain modules (Glibc,
 FoundationEssentials, Synchronization, Testing, ...) are not dependencies. A C target's
-dependencies are its system libraries, checked by the compiler. Exits 1 with one line per
-mismatch.
+dependencies are its system libraries, checked by the compiler. And the layering's "never"
+rules (NEVER below): the core imports no C library module and no adapter, and depends on none,
+even through another target; the client library neither imports nor links the server or the
+index reader. Exits 1 with one line per mismatch or violation.
 """
 import glob
 import json
@@ -23,6 +25,17 @@ IMPORT = re.compile(
     r"(?:(?:struct|enum|class|func|protocol|typealias|var|let)\s+)?([A-Za-z_]\w*)")
 DEFAULT_ROOT = {"regular": "Sources", "executable": "Sources", "test": "Tests"}
 
+# The targets that do the I/O the core's protocols stand for, or know a format or a service.
+ADAPTERS = (
+    "GeoAttrLinux", "GeoAttrGeocoder", "GeoAttrGPSD", "GeoAttrServer", "GeoAttrSystemd",
+    "GeoAttrDaemonConfig", "GeoIndex", "GeoIndexBuilder", "CGPS", "CYAML", "CLibGPS", "CLibYAML",
+)
+# target -> (modules its files never import, targets it never depends on, directly or not)
+NEVER = {
+    "GeoAttrCore": (("Glibc", "Musl", "Darwin") + ADAPTERS, ADAPTERS),
+    "GeoAttrClient": (("GeoAttrServer", "GeoIndex"), ("GeoAttrServer", "GeoIndex")),
+}
+
 
 def imports_of(directory):
     modules = set()
@@ -39,7 +52,35 @@ def imports_of(directory):
                 match = IMPORT.match(line)
                 if match:
                     modules.add(match.group(1))
-    return modules - TOOLCHAIN
+    return modules
+
+
+def never_violations(package):
+    by_name = {target["name"]: target for target in package["targets"]}
+
+    def local_dependencies(name):
+        found = []
+        for dependency in by_name[name]["dependencies"]:
+            for kind in ("byName", "target"):
+                if kind in dependency and dependency[kind][0] in by_name:
+                    found.append(dependency[kind][0])
+        return found
+
+    problems = []
+    for name, (never_imported, never_linked) in NEVER.items():
+        target = by_name[name]
+        directory = target.get("path") or DEFAULT_ROOT[target["type"]] + "/" + name
+        for module in sorted(imports_of(directory) & set(never_imported)):
+            problems.append(f"{name} imports {module}, which it must never import")
+        seen, pending = set(), local_dependencies(name)
+        while pending:
+            dependency = pending.pop()
+            if dependency not in seen:
+                seen.add(dependency)
+                pending.extend(local_dependencies(dependency))
+        for module in sorted(seen & set(never_linked)):
+            problems.append(f"{name} depends on {module}, directly or through another target, which it must never do")
+    return problems
 
 
 def main():
@@ -57,11 +98,12 @@ def main():
             for kind in ("byName", "target", "product"):
                 if kind in dependency:
                     declared.add(dependency[kind][0])
-        imported = imports_of(directory)
+        imported = imports_of(directory) - TOOLCHAIN
         for module in sorted(imported - declared):
             problems.append(f"{target['name']} imports {module}, which Package.swift does not declare")
         for module in sorted(declared - imported):
             problems.append(f"{target['name']} declares {module} and imports it nowhere")
+    problems += never_violations(package)
     for problem in problems:
         print(f"check-imports: {problem}", file=sys.stderr)
     return 1 if problems else 0

@@ -1,5 +1,4 @@
 public import GeoAttrModel
-import GeoIndex
 public import GeoPlaces
 
 /// Decides which place a new fix gets: stationary reuse, and hysteresis so that country and
