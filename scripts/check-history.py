@@ -3,13 +3,17 @@
 
 Fails when a tracked text file names a work session by its number, an issue or pull request of
 this project by its number (written with a hash sign, or after the word issue, PR or pull
-request), or a commit (a word of 7 to 40 hex digits with both digits and letters). Allowed:
+request), a commit (a word of 7 to 40 hex digits with both digits and letters), or the planning
+documents the product was built from ("the iOS anchor's one hour", "as the seeds say"): a
+default is explained by what it does, not by where it came from. Allowed:
   - upstream references written in full, owner/repo#N (swiftlang/swift#60441);
   - compiler directives and literals: #if, #expect, #filePath, ... (never followed by a digit);
   - hex constants written 0x..., UUIDs (their groups are joined by hyphens), digests longer
     than 40 hex digits (sha256);
   - the ALLOWED_WORDS below, and the ALLOWED_LINES patterns in the named files;
-  - data that is not prose: fuzz seeds and dictionaries, recorded fixtures.
+  - data that is not prose: fuzz seeds and dictionaries, recorded fixtures;
+  - anchors and seeds that are no plan: a YAML alias's anchor, a time a schedule counts from,
+    fuzz seeds, random seeds (a line about fuzzing, a corpus or randomness is passed over).
 Usage: python3 scripts/check-history.py   (from anywhere; exits 1 and lists the hits)
 """
 import os
@@ -36,6 +40,11 @@ SESSION = re.compile(r"\bsessions?[- ](\d+)\b", re.IGNORECASE)
 ISSUE_WORD = re.compile(r"\b(issues?|PRs?|pull requests?|tickets?)\s+#?\d+\b", re.IGNORECASE)
 # '#' and digits, not part of owner/repo#N, an anchor (page#4), a shell length (${#x}) or \#.
 ISSUE_REF = re.compile(r"(?<![\w/.\-\\{$&])#\d+\b")
+# A platform's or a plan's anchor (the iOS anchor, the push-location anchor's budget), and the
+# seeds as a plan's documents (per the seeds, the seed's default).
+PLANNING_ANCHOR = re.compile(r"\b(?:iOS|Android|push[- ]location|platform|reference|planning)\s+anchors?\b|\bthe\s+anchors?'s?\s+(?:says?|default|value|number)", re.IGNORECASE)
+PLANNING_SEEDS = re.compile(r"\bthe\s+seeds?(?:'s?)?\b", re.IGNORECASE)
+SEED_DATA = re.compile(r"fuzz|corpus|corpora|random|rng|libFuzzer|--seed|Fuzz/seeds|--write-seeds|finding", re.IGNORECASE)
 HEX_WORD = re.compile(r"(?<![0-9A-Za-z_\-.:/])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z_\-])")
 
 
@@ -65,6 +74,11 @@ def hits_in(path, text):
         for pattern, what in ((SESSION, "a work session"), (ISSUE_WORD, "an issue"), (ISSUE_REF, "an issue reference")):
             for match in pattern.finditer(line):
                 yield number, what, match.group(0)
+        for match in PLANNING_ANCHOR.finditer(line):
+            yield number, "a planning document", match.group(0)
+        if not SEED_DATA.search(line):
+            for match in PLANNING_SEEDS.finditer(line):
+                yield number, "a planning document", match.group(0)
         for match in HEX_WORD.finditer(line):
             word = match.group(0)
             if word in ALLOWED_WORDS:
@@ -85,7 +99,7 @@ def main():
               "as it is (history is git's), or extend the allowlist in scripts/check-history.py if it is data",
               file=sys.stderr)
         return 1
-    print("check-history: no session, issue or commit references")
+    print("check-history: no session, issue, commit or planning references")
     return 0
 
 

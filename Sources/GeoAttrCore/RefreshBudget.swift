@@ -1,5 +1,5 @@
-/// A token bucket that bounds forced refreshes (`SIGUSR1`, `POST /v1/refresh`): a battery
-/// budget like the push-location anchor's ~360 a day. A refused request is never queued.
+/// A token bucket that bounds forced refreshes (`SIGUSR1`, `POST /v1/refresh`), so that no
+/// client can spend the receiver's battery. A refused request is never queued.
 public struct RefreshBudget: Sendable, Hashable {
     public let burst: Int
     public let refillInterval: Duration

@@ -1,6 +1,6 @@
 /// The schedule's knobs; every one is a configuration key (see config/geoattrd.yaml).
 public struct ScheduleConfiguration: Sendable, Hashable {
-    /// A result older than this is refreshed (the cache TTL; the iOS anchor's one hour).
+    /// A result older than this is refreshed (the cache TTL).
     public var ttl: Duration = .seconds(3600)
     /// A result older than this is no longer served.
     public var expireAfter: Duration = .seconds(86_400)

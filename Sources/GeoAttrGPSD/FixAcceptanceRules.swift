@@ -4,7 +4,8 @@ public import GeoAttrModel
 public struct FixAcceptanceRules: Sendable, Hashable {
     /// The least fix mode accepted.
     public var minimumMode: FixMode = .twoDimensional
-    /// The largest horizontal error accepted at once (the iOS anchor's hundred-metre accuracy).
+    /// The largest horizontal error accepted at once (100 m places a point well enough for the
+    /// place the attributes name).
     public var maximumErrorMeters: Double = 100
     /// On timeout, the best fix seen is returned if its error is within this looser bound.
     public var timeoutFallbackErrorMeters: Double = 500
