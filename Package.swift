@@ -241,7 +241,7 @@ let package = Package(
         // tests (systemd's EnvironmentFile=, python-dotenv, the OpenTelemetry SDK). Not shipped.
         .executableTarget(
             name: "escaping-corpus",
-            dependencies: ["GeoAttrServer", "GeoAttrModel", "TestSupport"],
+            dependencies: ["GeoAttrModel", "TestSupport"],
             path: "Tests/escaping-corpus"
         ),
         // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).

@@ -41,9 +41,10 @@ ISSUE_WORD = re.compile(r"\b(issues?|PRs?|pull requests?|tickets?)\s+#?\d+\b", r
 # '#' and digits, not part of owner/repo#N, an anchor (page#4), a shell length (${#x}) or \#.
 ISSUE_REF = re.compile(r"(?<![\w/.\-\\{$&])#\d+\b")
 # A platform's or a plan's anchor (the iOS anchor, the push-location anchor's budget), and the
-# seeds as a plan's documents (per the seeds, the seed's default).
+# seeds as a plan's documents (per the seeds, the seed's default, a platform's diagnostics seed).
 PLANNING_ANCHOR = re.compile(r"\b(?:iOS|Android|push[- ]location|platform|reference|planning)\s+anchors?\b|\bthe\s+anchors?'s?\s+(?:says?|default|value|number)", re.IGNORECASE)
-PLANNING_SEEDS = re.compile(r"\bthe\s+seeds?(?:'s?)?\b", re.IGNORECASE)
+PLANNING_SEEDS = re.compile(
+    r"\bthe\s+seeds?(?:'s?)?\b|\b(?:diagnostics|location|platform|product|design|plan's)\s+seeds?\b", re.IGNORECASE)
 SEED_DATA = re.compile(r"fuzz|corpus|corpora|random|rng|libFuzzer|--seed|Fuzz/seeds|--write-seeds|finding", re.IGNORECASE)
 HEX_WORD = re.compile(r"(?<![0-9A-Za-z_\-.:/])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![0-9A-Za-z_\-])")
 

@@ -69,17 +69,23 @@ public struct GeoAttrClient: Sendable {
         try decode(try await checked(request("GET", "/v1/attributes")))
     }
 
-    /// The raw answer of `/v1/attributes?format=` (json, otel, env, prometheus), with its ETag;
-    /// `ifNoneMatch` makes an unchanged answer a 304 with no body.
-    public func attributes(format: String, ifNoneMatch: String? = nil) async throws(GeoAttrClientError) -> ClientResponse {
+    /// The raw answer of `/v1/attributes?format=`, with its ETag; `ifNoneMatch` makes an
+    /// unchanged answer a 304 with no body.
+    public func attributes(format: AttributeFormat, ifNoneMatch: String? = nil) async throws(GeoAttrClientError) -> ClientResponse {
         var headers: [(String, String)] = []
         if let ifNoneMatch { headers.append(("if-none-match", ifNoneMatch)) }
-        let response = try await request("GET", "/v1/attributes?format=\(format)", headers: headers)
+        let response = try await request("GET", "/v1/attributes?format=\(format.rawValue)", headers: headers)
         return response.status == 304 ? response : try checked(response)
     }
 
+    /// The status as the daemon wrote it (`geoattrctl status` prints it as it came).
     public func status() async throws(GeoAttrClientError) -> ClientResponse {
         try checked(try await request("GET", "/v1/status"))
+    }
+
+    /// The status, decoded.
+    public func statusDocument() async throws(GeoAttrClientError) -> StatusDocument {
+        try decode(try await status())
     }
 
     /// Forces a fix (within the daemon's refresh budget); with `wait`, returns when it ended.
@@ -288,10 +294,20 @@ public struct GeoAttrClient: Sendable {
     }
 
     private func decode(_ response: ClientResponse) throws(GeoAttrClientError) -> AttributesDocument {
+        try decode(AttributesDocument.self, response, "an attributes document")
+    }
+
+    private func decode(_ response: ClientResponse) throws(GeoAttrClientError) -> StatusDocument {
+        try decode(StatusDocument.self, response, "a status document")
+    }
+
+    private func decode<Document: Decodable>(
+        _ type: Document.Type, _ response: ClientResponse, _ what: String
+    ) throws(GeoAttrClientError) -> Document {
         do {
-            return try JSONDecoder().decode(AttributesDocument.self, from: Data(response.body))
+            return try JSONDecoder().decode(type, from: Data(response.body))
         } catch {
-            throw .protocolError("not an attributes document: \(error)")
+            throw .protocolError("not \(what): \(error)")
         }
     }
 }

@@ -26,7 +26,7 @@ struct APIResponse: Sendable, Equatable {
     }
 
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> APIResponse {
-        APIResponse(status: status, body: AttributeRenderer.encode(value), contentType: "application/json")
+        APIResponse(status: status, body: APIJSON.encode(value), contentType: "application/json")
     }
 
     /// Every error answer: the status and a JSON `{"error": code, "message": message}`.
@@ -34,7 +34,7 @@ struct APIResponse: Sendable, Equatable {
         _ status: HTTPResponseStatus, _ code: APIErrorCode, _ message: String, extraHeaders: [(String, String)] = []
     ) -> APIResponse {
         APIResponse(
-            status: status, body: AttributeRenderer.encode(APIErrorBody(error: code, message: message)),
+            status: status, body: APIJSON.encode(APIErrorBody(error: code, message: message)),
             contentType: "application/json", extraHeaders: extraHeaders)
     }
 

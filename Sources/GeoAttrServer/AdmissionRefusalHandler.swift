@@ -13,7 +13,7 @@ final class AdmissionRefusalHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        let body = AttributeRenderer.encode(Self.errorBody(refusal))
+        let body = APIJSON.encode(Self.errorBody(refusal))
         var buffer = context.channel.allocator.buffer(capacity: 160 + body.count)
         buffer.writeString("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n")
         buffer.writeString("content-length: \(body.count)\r\n\r\n")

@@ -23,6 +23,24 @@ public struct AttributeView: Sendable {
         attributes = Self.filter(served.result, grant: grant)
     }
 
+    /// The view as the formats take it (`AttributeFormat.render`).
+    public var answer: AttributesAnswer {
+        let result = served.result
+        let document = AttributesDocument(
+            attributes: attributes,
+            fixTime: result.fix.time.iso8601,
+            updatedAt: result.updatedAt.iso8601,
+            ageS: ageSeconds,
+            stale: stale,
+            state: state.rawValue,
+            source: result.source.rawValue,
+            generation: result.generation,
+            precision: grant.level.rawValue,
+            errorM: grant.level == .exact ? result.fix.horizontalErrorMeters : nil,
+            indexVersion: result.indexVersion)
+        return AttributesAnswer(document: document, updatedAtSeconds: result.updatedAt.seconds)
+    }
+
     /// The attributes a grant allows. Coordinates only at `exact`, or rounded for the levels
     /// between `exact` and `country` when the grant says so.
     public static func filter(_ result: LocationResult, grant: Grant) -> [String: AttributeValue] {

@@ -2,7 +2,7 @@ import GeoAttrCore
 import GeoAttrModel
 import NIOHTTP1
 
-/// `GET` and `HEAD /v1/attributes[?format=json|otel|env|prometheus]`: the served attributes,
+/// `GET` and `HEAD /v1/attributes[?format=NAME]` (the names of `AttributeFormat`): the served attributes,
 /// cut to the client's grant, with an entity tag for `if-none-match`.
 enum AttributesEndpoint {
     static func answer(_ request: APIRequest, server: ServerContext) -> EndpointReply {
@@ -11,7 +11,7 @@ enum AttributesEndpoint {
 
     static func response(_ request: APIRequest, server: ServerContext) -> APIResponse {
         guard let format = AttributeFormat(rawValue: request.query["format"] ?? "json") else {
-            return .error(.badRequest, .badRequest, "format must be json, otel, env or prometheus")
+            return .error(.badRequest, .badRequest, "format must be \(AttributeFormat.choices)")
         }
         let (current, state) = server.store.servedAndPowerState
         guard let served = current else {
@@ -24,14 +24,14 @@ enum AttributesEndpoint {
             generation: served.result.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
             ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
         let body = server.responses.body(for: key) {
-            AttributeRenderer.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state), as: format)
+            format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
         }
         let etag = entityTag(generation: served.result.generation, grant: grant)
         if let match = request.head.headers.first(name: "if-none-match"), match == etag || match == "*" {
             return APIResponse(status: .notModified, body: [], contentType: nil, etag: etag)
         }
         return APIResponse(
-            status: .ok, body: body, contentType: format.contentType, etag: etag, sendsBody: request.method != .HEAD)
+            status: .ok, body: body, contentType: format.mediaType, etag: etag, sendsBody: request.method != .HEAD)
     }
 
     /// The whole grant is in the tag: a client whose precision changed never gets a 304 for

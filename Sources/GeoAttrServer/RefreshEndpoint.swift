@@ -49,7 +49,7 @@ enum RefreshEndpoint {
             guard waited else { return .json(RefreshDocument(outcome: answer.outcome), status: .accepted) }
             switch answer.result {
             case .some(.success(let result)):
-                return APIResponse(status: .ok, body: AttributeRenderer.json(view(result)), contentType: "application/json")
+                return APIResponse(status: .ok, body: AttributeFormat.json.render(view(result).answer), contentType: "application/json")
             case .some(.failure(let failure)):
                 return .error(.serviceUnavailable, .refreshFailed, "\(failure)")
             case .none:

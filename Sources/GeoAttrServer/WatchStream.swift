@@ -69,7 +69,7 @@ final class WatchStream: Sendable {
                         lastGeneration = served.result.generation
                         let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.status.powerState)
                         var event = "id: \(served.result.generation)\nevent: attributes\ndata: "
-                        event += String(decoding: AttributeRenderer.json(view), as: UTF8.self)
+                        event += String(decoding: AttributeFormat.json.render(view.answer), as: UTF8.self)
                         event += "\n\n"
                         channel.eventLoop.execute { [event] in
                             if let now = outbox.value.offer(event, writable: channel.isWritable) { Self.write(now, to: channel) }

@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import FoundationEssentials
 import GeoAttrClient
 import GeoAttrModel
@@ -28,18 +28,15 @@ enum ClientFailure {
     }
 }
 
-/// The forms of `get`'s document, as the API's `format` parameter names them.
-enum AttributesFormat: String, CaseIterable, ExpressibleByArgument {
-    case json, otel, env, prometheus
-}
+// The API's format names are the option's values.
+extension AttributeFormat: ExpressibleByArgument {}
 
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "Print the current geo attributes.",
         discussion: """
-            Formats: json (the API's document), otel (OTEL_RESOURCE_ATTRIBUTES syntax), env \
-            (GEO_*="..." lines for a shell or systemd EnvironmentFile=), prometheus (an info metric).
+            Formats: \(AttributeFormat.allCases.map { "\($0.rawValue) (\($0.summary))" }.joined(separator: ", ")).
 
             Exit codes: 0 printed; 64 invalid arguments; 69 daemon unreachable; 75 no location yet; \
             77 not permitted; 76 unexpected answer.
@@ -48,11 +45,11 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
 
     @Option(help: "The document's form.")
-    var format: AttributesFormat = .json
+    var format: AttributeFormat = .json
 
     func run() async throws {
         do {
-            let response = try await options.client.attributes(format: format.rawValue)
+            let response = try await options.client.attributes(format: format)
             StandardStreams.writeRaw(response.body)
             // The JSON document ends without a newline; a terminal's prompt or a shell's
             // `while read` needs one.

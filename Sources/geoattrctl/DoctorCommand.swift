@@ -13,8 +13,7 @@ import Musl
 import Darwin
 #endif
 
-/// Diagnostics for a device where attributes are missing or wrong (the Core Location
-/// diagnostics seed, for Linux). Each finding says what to do.
+/// Diagnostics for a device where attributes are missing or wrong. Each finding says what to do.
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
@@ -70,9 +69,9 @@ struct DoctorCommand: AsyncParsableCommand {
 
     private func daemonFindings() async -> [Finding] {
         let client = GeoAttrClient(socketPath: options.socket, timeout: .seconds(5))
-        let status: String
+        let status: StatusDocument
         do {
-            status = try await client.status().text
+            status = try await client.statusDocument()
         } catch {
             switch error {
             case .unreachable(_, let reason):
@@ -91,28 +90,20 @@ struct DoctorCommand: AsyncParsableCommand {
                 return [Finding(level: .failure, check: "daemon", detail: "\(error)", fix: "journalctl -u geoattrd")]
             }
         }
-        struct StatusView: Decodable {
-            struct Attempt: Decodable { var error: String? }
-            var state: String
-            var degraded: [String]
-            var index_problem: String?
-            var last_attempt: Attempt?
-        }
-        let view = try? JSONDecoder().decode(StatusView.self, from: Data(status.utf8))
         var findings = [Finding(level: .ok, check: "socket", detail: "\(options.socket) answers")]
-        if view?.state == "background" {
+        if status.state == PowerState.background.rawValue {
             findings.append(Finding(
                 level: .warning, check: "state", detail: "the daemon is paused (background): no fixes are taken",
                 fix: "the device supervisor's state file says background; or: geoattrctl state foreground"))
         } else {
             findings.append(Finding(level: .ok, check: "state", detail: "foreground"))
         }
-        for reason in view?.degraded ?? [] {
+        for reason in status.degraded {
             findings.append(Finding(
                 level: .warning, check: "degraded", detail: reason,
                 fix: "apt install geoattrd-geodata (the world index, at /usr/share/geoattrd/world.gidx); or set index.path (or --index) to another index"))
         }
-        if let problem = view?.index_problem {
+        if let problem = status.indexProblem {
             // The package's file gone: geoattrd-geodata was removed, not damaged.
             let path = "/usr/share/geoattrd/world.gidx"
             var missing = stat()
@@ -123,7 +114,7 @@ struct DoctorCommand: AsyncParsableCommand {
                     ? "apt install geoattrd-geodata: \(path) is its file; the daemon takes it when the file appears (the index it loaded before stays in service until then)"
                     : "put a valid index there (`geoattrctl index info FILE` checks one, `geoattrctl index build` makes one); the daemon takes it when the file is replaced, or on SIGHUP"))
         }
-        if let error = view?.last_attempt?.error {
+        if let error = status.lastAttempt?.error {
             findings.append(Finding(level: .warning, check: "last fix", detail: error))
         }
         if let attributes = try? await client.attributes() {

@@ -100,11 +100,10 @@ final class FileOutputs: Service, Sendable {
     private func write(_ served: ServedResult, with settings: Settings) async {
         let view = AttributeView(served: served, grant: settings.grant, ttl: ttl, state: store.powerState)
         if let envFile {
-            let line = "OTEL_RESOURCE_ATTRIBUTES=\"\(AttributeRenderer.otel(view.attributes))\"\n"
-            await write(Array(line.utf8), to: envFile, settings)
+            await write(Array(OTelResourceAttributes.environmentFile(view.attributes).utf8), to: envFile, settings)
         }
         if let prometheusFile {
-            await write(Array(AttributeRenderer.prometheus(view).utf8), to: prometheusFile, settings)
+            await write(AttributeFormat.prometheus.render(view.answer), to: prometheusFile, settings)
         }
     }
 

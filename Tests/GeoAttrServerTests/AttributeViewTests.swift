@@ -39,7 +39,7 @@ struct AttributeViewTests {
         let served = ServedResult(result: Self.result, obtainedAt: .now)
         let view = AttributeView(served: served, grant: Grant(level: .country), ttl: .seconds(3600), state: .foreground)
         for format in AttributeFormat.allCases {
-            let text = String(decoding: AttributeRenderer.render(view, as: format), as: UTF8.self)
+            let text = String(decoding: format.render(view.answer), as: UTF8.self)
             for secret in ["52.5", "13.3", "Berlin", "10117", "DE-BE", "\"error_m\""] {
                 #expect(!text.contains(secret), "\(format) leaks \(secret): \(text)")
             }
@@ -48,12 +48,12 @@ struct AttributeViewTests {
     }
 
     @Test func otelValuesArePercentEncoded() {
-        let text = AttributeRenderer.otel(["geo.locality.name": .string("Saint-Étienne, a=b%"), "geo.country.iso_code": .string("FR")])
+        let text = OTelResourceAttributes.text(["geo.locality.name": .string("Saint-Étienne, a=b%"), "geo.country.iso_code": .string("FR")])
         #expect(text == "geo.country.iso_code=FR,geo.locality.name=Saint-%C3%89tienne%2C%20a%3Db%25")
     }
 
     @Test func envLinesAreSafeForShellAndSystemd() {
-        let text = AttributeRenderer.env(["geo.locality.name": .string("Quote\" $HOME `x` back\\slash"), "geo.postal_code": .string("1000")])
+        let text = GeoVariables.text(["geo.locality.name": .string("Quote\" $HOME `x` back\\slash"), "geo.postal_code": .string("1000")])
         #expect(text == "GEO_LOCALITY_NAME=\"Quote\\\" \\$HOME \\`x\\` back\\\\slash\"\nGEO_POSTAL_CODE=\"1000\"\n")
     }
 
@@ -61,7 +61,7 @@ struct AttributeViewTests {
         var result = Self.result
         result.place?.localityName = "A \"quoted\"\\name"
         let view = AttributeView(served: ServedResult(result: result, obtainedAt: .now), grant: Grant(level: .locality), ttl: .seconds(60), state: .foreground)
-        let text = AttributeRenderer.prometheus(view)
+        let text = PrometheusLocation.text(view.answer)
         #expect(text.contains("geo_locality_name=\"A \\\"quoted\\\"\\\\name\""))
         #expect(text.contains("geoattrd_location_info{"))
     }

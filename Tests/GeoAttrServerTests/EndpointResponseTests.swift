@@ -15,7 +15,7 @@ struct EndpointResponseTests {
     func attributesInEachFormat(format: AttributeFormat) throws {
         let response = try #require(fixture.route(fixture.request(.GET, "/v1/attributes?format=\(format.rawValue)")).reply.response)
         #expect(response.status == .ok)
-        #expect(response.headerList == ["content-type: \(format.contentType)", "content-length: \(response.body.count)", "etag: \"7-exact\""])
+        #expect(response.headerList == ["content-type: \(format.mediaType)", "content-length: \(response.body.count)", "etag: \"7-exact\""])
         #expect(!response.body.isEmpty)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import GeoAttrCore
-import GeoAttrModel
+@testable import GeoAttrModel
 import GeoPlaces
 import Testing
 import TestSupport
@@ -20,7 +20,7 @@ struct EscapingRoundTripTests {
         var attributes: [String: AttributeValue] = [:]
         for (index, value) in values.enumerated() { attributes["t.v\(index)"] = .string(value) }
         let directory = try TemporaryDirectory(prefix: "escaping")
-        let file = try directory.write(AttributeRenderer.env(attributes), to: "geo.env")
+        let file = try directory.write(GeoVariables.text(attributes), to: "geo.env")
         // Each value between two markers, so that leading and trailing spaces count.
         let printing = values.indices.map { "printf '<%s>\\n' \"$T_V\($0)\"" }.joined(separator: "\n")
         let script = try directory.write(". \"$1\"\n\(printing)\n", to: "print.sh")
@@ -51,7 +51,7 @@ struct EscapingRoundTripTests {
         result.place = place
         let view = AttributeView(
             served: ServedResult(result: result, obtainedAt: .now), grant: Grant(level: .exact), ttl: .seconds(60), state: .foreground)
-        return AttributeRenderer.prometheus(view)
+        return PrometheusLocation.text(view.answer)
     }
 
     /// Debian's python3-prometheus-client (installed by scripts/install-deps.sh), not the Python
@@ -123,15 +123,15 @@ struct EscapingRoundTripTests {
         // Nothing in it that a shell, systemd or python-dotenv treats specially between double
         // quotes: the env file's OTEL_RESOURCE_ATTRIBUTES="..." line is read literally by all.
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%=,".utf8)
-        let text = AttributeRenderer.otel(attributes)
+        let text = OTelResourceAttributes.text(attributes)
         #expect(text.utf8.allSatisfy(allowed.contains))
         #expect(text.split(separator: ",").count == values.count)
     }
 
     @Test("a label value escapes the quote and backslash before a combining mark")
     func labelEscapesScalars() {
-        #expect(AttributeRenderer.escapedLabel("a\"\u{301}b") == "a\\\"\u{301}b")
-        #expect(AttributeRenderer.escapedLabel("\\\u{308}\n") == "\\\\\u{308}\\n")
+        #expect(PrometheusLocation.escapedLabel("a\"\u{301}b") == "a\\\"\u{301}b")
+        #expect(PrometheusLocation.escapedLabel("\\\u{308}\n") == "\\\\\u{308}\\n")
     }
 
     @Test("the env file writes U+FFFD for a noncharacter, which systemd would refuse the whole file for")
@@ -139,15 +139,15 @@ struct EscapingRoundTripTests {
         let noncharacters = ([0xFDD0, 0xFDEF, 0xFFFE, 0xFFFF, 0x1FFFE, 0x10FFFF] as [UInt32]).compactMap { Unicode.Scalar($0) }
         #expect(noncharacters.count == 6)
         let value = String(String.UnicodeScalarView(noncharacters.flatMap { [$0, "a"] }))
-        let line = AttributeRenderer.env(["geo.locality.name": .string(value)])
+        let line = GeoVariables.text(["geo.locality.name": .string(value)])
         #expect(line == "GEO_LOCALITY_NAME=\"" + String(repeating: "\u{FFFD}a", count: 6) + "\"\n")
         // The scalars either side of the range are letters, kept as they are.
-        #expect(AttributeRenderer.env(["x": .string("\u{FDCF}\u{FDF0}")]) == "X=\"\u{FDCF}\u{FDF0}\"\n")
+        #expect(GeoVariables.text(["x": .string("\u{FDCF}\u{FDF0}")]) == "X=\"\u{FDCF}\u{FDF0}\"\n")
     }
 
     @Test("the env file escapes a backquote, dollar and quote before a combining mark")
     func envEscapesScalars() {
-        let line = AttributeRenderer.env(["geo.locality.name": .string("`\u{301}$\u{301}\"\u{301}")])
+        let line = GeoVariables.text(["geo.locality.name": .string("`\u{301}$\u{301}\"\u{301}")])
         #expect(line == "GEO_LOCALITY_NAME=\"\\`\u{301}\\$\u{301}\\\"\u{301}\"\n")
     }
 }

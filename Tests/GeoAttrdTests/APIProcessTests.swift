@@ -44,18 +44,18 @@ struct APIProcessTests {
         #expect(document.errorM == 25)
         #expect(!document.stale)
 
-        let otel = try await client.attributes(format: "otel")
+        let otel = try await client.attributes(format: .otel)
         #expect(otel.text == "geo.location.lat=47.3769,geo.location.lon=8.5417\n")
-        let env = try await client.attributes(format: "env")
+        let env = try await client.attributes(format: .env)
         #expect(env.text == "GEO_LOCATION_LAT=\"47.3769\"\nGEO_LOCATION_LON=\"8.5417\"\n")
-        let prometheus = try await client.attributes(format: "prometheus")
+        let prometheus = try await client.attributes(format: .prometheus)
         // Without an index there is no place to label; the coordinates are gauges of their own.
         #expect(prometheus.text.contains("\ngeoattrd_location_info 1\n"))
         #expect(prometheus.text.contains("\ngeoattrd_location_latitude_degrees 47.3769\n"))
         #expect(prometheus.text.contains("\ngeoattrd_location_longitude_degrees 8.5417\n"))
 
         let etag = try #require(otel.header("etag"))
-        let unchanged = try await client.attributes(format: "json", ifNoneMatch: etag)
+        let unchanged = try await client.attributes(format: .json, ifNoneMatch: etag)
         #expect(unchanged.status == 304)
         #expect(unchanged.body.isEmpty)
 

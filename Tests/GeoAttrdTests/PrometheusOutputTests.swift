@@ -1,5 +1,6 @@
 import Foundation
 import GeoAttrClient
+import GeoAttrModel
 import Testing
 import TestSupport
 
@@ -21,7 +22,7 @@ struct PrometheusOutputTests {
         _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let metrics = try await client.request("GET", "/metrics").text
-        let location = try await client.attributes(format: "prometheus").text
+        let location = try await client.attributes(format: .prometheus).text
         #expect(await eventually { FileManager.default.fileExists(atPath: textfile) })
         let file = try String(contentsOfFile: textfile, encoding: .utf8)
         #expect(await daemon.stop() == 0)

@@ -1,6 +1,5 @@
 import Foundation
 import GeoAttrModel
-import GeoAttrServer
 import TestSupport
 
 // The escaping corpus rendered by geoattrd's own encoders, for the readers that run outside the
@@ -45,9 +44,9 @@ for item in cases { attributes[item.key] = .string(item.value) }
 
 do {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    try Data(AttributeRenderer.env(attributes).utf8).write(to: URL(fileURLWithPath: "\(directory)/geo.env"))
+    try Data(GeoVariables.text(attributes).utf8).write(to: URL(fileURLWithPath: "\(directory)/geo.env"))
     try Data(cases.map { "\($0.name)=\($0.env)\0" }.joined().utf8).write(to: URL(fileURLWithPath: "\(directory)/env.expected"))
-    try Data(AttributeRenderer.otel(attributes).utf8).write(to: URL(fileURLWithPath: "\(directory)/otel.txt"))
+    try Data(OTelResourceAttributes.text(attributes).utf8).write(to: URL(fileURLWithPath: "\(directory)/otel.txt"))
     try JSONEncoder().encode(cases).write(to: URL(fileURLWithPath: "\(directory)/cases.json"))
 } catch {
     FileHandle.standardError.write(Data("escaping-corpus: \(directory): \(error)\n".utf8))
