@@ -72,8 +72,8 @@ let package = Package(
             dependencies: ["GeoIndex", "GeoPlaces", "SystemWrites"],
             path: "Benchmarks/geoindex-bench"
         ),
-        // Value types shared by the daemon, its clients and the CLI, and the geo.* names of a place
-        // (GeoPlaces' GeoPlace). No I/O, and nothing of the index reader.
+        // What the daemon, its clients and the CLI share: value types, the API's documents, the
+        // attribute formats and their renderers, the geo.* names of a place. No I/O, no index reader.
         .target(
             name: "GeoAttrModel",
             dependencies: [
