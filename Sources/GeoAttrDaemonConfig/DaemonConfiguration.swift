@@ -5,8 +5,6 @@ package import GeoAttrModel
 package import GeoAttrServer
 package import Logging
 
-private typealias Keys = ConfigurationKeys
-
 /// Everything the daemon reads from its configuration, validated.
 ///
 /// Sources, first match wins: command-line flags, then `GEOATTRD_*` environment variables
@@ -32,7 +30,15 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var stateFile = "/run/geoattrd/state"
     package var defaultPower = PowerState.foreground
     package var stateDirectory = "/var/lib/geoattrd"
-    package var staticLocation: StaticLocation?
+    package var staticLatitude: Double?
+    package var staticLongitude: Double?
+    package var staticAltitude: Double?
+    package var staticError: Double?
+    /// The static location, when both coordinates are set.
+    package var staticLocation: StaticLocation? {
+        guard let staticLatitude, let staticLongitude else { return nil }
+        return StaticLocation(latitude: staticLatitude, longitude: staticLongitude, altitudeMeters: staticAltitude, errorMeters: staticError)
+    }
     /// The index file (`index.path`; empty in the file: the installed one). Never looked for
     /// elsewhere: a service must not depend on its working directory.
     package var indexPath = IndexLocator.installedIndex
@@ -56,53 +62,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
 
     /// The effective configuration as `key = value` lines, in the order of config/geoattrd.yaml.
     package var effectiveSettings: [(key: String, value: String)] {
-        // Whole numbers without a fraction; any other (and any beyond 1e15, which a whole-number
-        // conversion would trap on from 2^63: fix.fallback_error_m 1e60 is a valid setting) as is.
-        func number(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
-        }
-        func seconds(_ duration: Duration) -> String { number(duration.secondsValue) }
-        var settings: [(String, String)] = [
-            (Keys.gpsdEnabled.name, "\(gpsdEnabled)"), (Keys.gpsdEndpoint.name, gpsdEndpoint.description),
-            (Keys.gpsdFirstReportWait.name, seconds(fixRules.firstReportWait)),
-            (Keys.fixTimeout.name, seconds(fixRules.timeout)), (Keys.fixMinimumMode.name, "\(fixRules.minimumMode.rawValue)"),
-            (Keys.fixMaximumError.name, number(fixRules.maximumErrorMeters)),
-            (Keys.fixFallbackError.name, number(fixRules.timeoutFallbackErrorMeters)),
-            (Keys.fixAcceptUnknownError.name, "\(fixRules.acceptUnknownError)"), (Keys.fixRequireTime.name, "\(fixRules.requireTime)"),
-            (Keys.fixNoSatelliteTimeout.name, seconds(fixRules.noSatelliteTimeout)),
-            (Keys.scheduleTTL.name, seconds(schedule.ttl)), (Keys.scheduleExpireAfter.name, seconds(schedule.expireAfter)),
-            (Keys.scheduleRetryInitial.name, seconds(schedule.retryInitial)), (Keys.scheduleRetryMaximum.name, seconds(schedule.retryMaximum)),
-            (Keys.refreshBurst.name, "\(schedule.refreshBurst)"), (Keys.refreshInterval.name, seconds(schedule.refreshInterval)),
-            (Keys.placesStationaryDistance.name, number(schedule.stationaryDistanceMeters)),
-            (Keys.stateFile.name, stateFile), (Keys.stateDefault.name, defaultPower.rawValue), (Keys.stateDirectory.name, stateDirectory),
-        ]
-        if let location = staticLocation {
-            settings.append((Keys.staticLatitude.name, "\(location.latitude)"))
-            settings.append((Keys.staticLongitude.name, "\(location.longitude)"))
-            if let altitude = location.altitudeMeters { settings.append((Keys.staticAltitude.name, "\(altitude)")) }
-            if let error = location.errorMeters { settings.append((Keys.staticError.name, "\(error)")) }
-        }
-        // A typed constant of its own: as one `+=` literal, Swift 6.2's type checker (the arm64
-        // package's compiler) gives up on it.
-        let rest: [(String, String)] = [
-            (Keys.indexPath.name, indexPath), (Keys.socketPath.name, socketPath),
-            (Keys.socketMode.name, "0" + String(socketMode, radix: 8)),
-            (Keys.apiHeadTimeout.name, seconds(limits.headTimeout)), (Keys.apiIdleTimeout.name, seconds(limits.idleTimeout)),
-            (Keys.apiHeartbeat.name, seconds(limits.heartbeatInterval)), (Keys.apiMaximumConnections.name, "\(limits.maximumConnections)"),
-            (Keys.apiMaximumConnectionsPerUID.name, "\(limits.maximumConnectionsPerUID)"),
-            (Keys.apiMetricsSocket.name, metricsSocket ?? ""),
-            (Keys.outputsEnvFile.name, envOutput ?? ""), (Keys.outputsPrometheusFile.name, prometheusOutput ?? ""),
-            (Keys.outputsLevel.name, outputGrant.level.rawValue),
-            (Keys.outputsDecimals.name, outputGrant.coordinateDecimals.map { "\($0)" } ?? ""),
-            (Keys.outputsGroup.name, outputGroup.map { "\($0.name) (gid \($0.gid))" } ?? ""),
-            (Keys.outputsMode.name, "0" + String(outputMode, radix: 8)),
-            (Keys.accessDefaultLevel.name, accessDefault.rawValue),
-            (Keys.accessRules.name, "[" + accessRules.map(\.description).joined(separator: ", ") + "]"),
-            (Keys.accessMutate.name, "[" + accessMutators.map(\.description).joined(separator: ", ") + "]"),
-            (Keys.logLevel.name, logLevel.rawValue),
-        ]
-        settings += rest
-        return settings
+        ConfigurationKeys.all.compactMap { key in key.effectiveValue(in: self).map { (key.name, $0) } }
     }
 
     /// The keys whose effective value differs from `old`'s, among those applied as `applied`.

@@ -72,9 +72,9 @@ struct GeoAttrd: AsyncParsableCommand {
         // taken against the working directory once, here, so that a reload reads the same files.
         let path = { (given: String?) in given.map(WorkingDirectory.resolve) }
         let given: [(ConfigurationKey, String?)] = [
-            (ConfigurationKeys.socketPath, path(socket)), (ConfigurationKeys.gpsdEndpoint, gpsd),
-            (ConfigurationKeys.stateFile, path(stateFile)), (ConfigurationKeys.stateDirectory, path(stateDir)),
-            (ConfigurationKeys.indexPath, path(index)), (ConfigurationKeys.logLevel, logLevel),
+            (ConfigurationKey.socketPath, path(socket)), (ConfigurationKey.gpsdEndpoint, gpsd),
+            (ConfigurationKey.stateFile, path(stateFile)), (ConfigurationKey.stateDirectory, path(stateDir)),
+            (ConfigurationKey.indexPath, path(index)), (ConfigurationKey.logLevel, logLevel),
         ]
         var flags: [String: String] = [:]
         for case (let key, let value?) in given { flags[key.name] = value }

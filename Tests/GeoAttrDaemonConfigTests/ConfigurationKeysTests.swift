@@ -24,7 +24,7 @@ struct ConfigurationKeysTests {
         #expect(Set(all.map(\.environmentVariable)).count == all.count)
         let flags = all.compactMap(\.flag)
         #expect(Set(flags).count == flags.count)
-        #expect(ConfigurationKeys.scheduleTTL.environmentVariable == "GEOATTRD_SCHEDULE_TTL_S")
+        #expect(ConfigurationKey.scheduleTTL.environmentVariable == "GEOATTRD_SCHEDULE_TTL_S")
     }
 
     @Test("the shipped file sets every key of the table but those documented commented out")

@@ -162,7 +162,7 @@ struct ConfigurationReference {
         var out: [String] = []
         out.append("# Configuration")
         out.append("")
-        out.append("<!-- Generated from the key table (Sources/GeoAttrDaemonConfig/ConfigurationKeys.swift) and the")
+        out.append("<!-- Generated from the key table (Sources/GeoAttrDaemonConfig/ConfigurationKey.swift) and the")
         out.append("     comments of config/geoattrd.yaml; do not edit. Regenerate: \(Self.regenerate) -->")
         out.append("")
         out.append("geoattrd reads `/etc/geoattrd/geoattrd.yaml` (or `--config FILE`). Every key is optional.")
@@ -206,7 +206,7 @@ struct ConfigurationReference {
 
     func roff() -> String {
         var out: [String] = []
-        out.append(".\\\" Generated from the key table (Sources/GeoAttrDaemonConfig/ConfigurationKeys.swift) and the")
+        out.append(".\\\" Generated from the key table (Sources/GeoAttrDaemonConfig/ConfigurationKey.swift) and the")
         out.append(".\\\" comments of config/geoattrd.yaml; do not edit. Regenerate: \(Self.regenerate)")
         out.append(".TH GEOATTRD.YAML 5 \"\" \"geoattrd \(version)\" \"File Formats\"")
         out.append(".nh")
