@@ -81,6 +81,9 @@ let package = Package(
                 .product(name: "OTelSemanticConventions", package: "swift-otel-semantic-conventions"),
             ]
         ),
+        // The settings the configuration fills and the parts read: the access policy, the API's
+        // limits, the fix acceptance rules, the gpsd endpoint. Values only; knows the model alone.
+        .target(name: "GeoAttrSettings", dependencies: ["GeoAttrModel"]),
         // Plain logic: the scheduler, the attribute store, policies, result and cache value types, and
         // the protocols its I/O sits behind (FixSource, Geocoding, CacheStore, BlockingWorkStarter).
         // Imports no Glibc and starts no thread: no files, sockets, gpsd or index format.
@@ -131,6 +134,7 @@ let package = Package(
                 "GeoAttrCore",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "GeoAttrSettings",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -142,6 +146,7 @@ let package = Package(
                 "GeoAttrCore",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "GeoAttrSettings",
                 "SystemWrites",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -182,9 +187,8 @@ let package = Package(
                 "GeoIndex",
                 "GeoAttrCore",
                 "GeoAttrLinux",
-                "GeoAttrGPSD",
                 "GeoAttrModel",
-                "GeoAttrServer",
+                "GeoAttrSettings",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ]
@@ -199,6 +203,7 @@ let package = Package(
                 "GeoAttrGPSD",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "GeoAttrSettings",
                 "GeoAttrSystemd",
                 "GeoAttrServer",
                 "GeoIndex",
@@ -222,6 +227,7 @@ let package = Package(
                 "GeoAttrGPSD",
                 "GeoAttrLinux",
                 "GeoAttrModel",
+                "GeoAttrSettings",
                 "SystemWrites",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,6 +263,7 @@ let package = Package(
                 "GeoAttrDaemonConfig",
                 "GeoAttrModel",
                 "GeoAttrServer",
+                "GeoAttrSettings",
                 "GeoIndex",
                 "GeoPlaces",
                 "SystemWrites",
@@ -297,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrGPSDTests",
-            dependencies: ["GeoAttrGPSD", "GeoAttrCore", "GeoAttrModel", "CGPS", "TestSupport"]
+            dependencies: ["GeoAttrGPSD", "GeoAttrSettings", "GeoAttrCore", "GeoAttrModel", "CGPS", "TestSupport"]
         ),
         .testTarget(
             name: "GeoAttrCtlTests",
@@ -330,7 +337,7 @@ let package = Package(
         .testTarget(
             name: "GeoAttrServerTests",
             dependencies: [
-                "GeoAttrServer", "GeoAttrCore", "GeoAttrModel", "GeoPlaces", "TestSupport",
+                "GeoAttrServer", "GeoAttrSettings", "GeoAttrCore", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

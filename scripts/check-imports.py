@@ -7,7 +7,8 @@ FoundationEssentials, Synchronization, Testing, ...) are not dependencies. A C t
 dependencies are its system libraries, checked by the compiler. And the layering's "never"
 rules (NEVER below): the core imports no C library module and no adapter, and depends on none,
 even through another target; the client library neither imports nor links the server or the
-index reader. Exits 1 with one line per mismatch or violation.
+index reader; the configuration neither imports nor links the server, gpsd's adapter or NIO;
+the settings it fills know the model alone. Exits 1 with one line per mismatch or violation.
 """
 import glob
 import json
@@ -31,9 +32,14 @@ ADAPTERS = (
     "GeoAttrDaemonConfig", "GeoIndex", "GeoIndexBuilder", "CGPS", "CYAML", "CLibGPS", "CLibYAML",
 )
 # target -> (modules its files never import, targets it never depends on, directly or not)
+NIO = ("NIOCore", "NIOPosix", "NIOHTTP1")
 NEVER = {
     "GeoAttrCore": (("Glibc", "Musl", "Darwin") + ADAPTERS, ADAPTERS),
     "GeoAttrClient": (("GeoAttrServer", "GeoIndex"), ("GeoAttrServer", "GeoIndex")),
+    # The configuration reads settings; the parts that use them (sockets, gpsd) stay out of it.
+    "GeoAttrDaemonConfig": (
+        ("GeoAttrServer", "GeoAttrGPSD", "CGPS") + NIO, ("GeoAttrServer", "GeoAttrGPSD", "CGPS", "CLibGPS") + NIO),
+    "GeoAttrSettings": (("Glibc", "Musl", "Darwin") + ADAPTERS + NIO, ADAPTERS + NIO),
 }
 
 
@@ -59,10 +65,13 @@ def never_violations(package):
     by_name = {target["name"]: target for target in package["targets"]}
 
     def local_dependencies(name):
+        """The targets and products `name` declares (a product is a leaf here)."""
         found = []
+        if name not in by_name:
+            return found
         for dependency in by_name[name]["dependencies"]:
-            for kind in ("byName", "target"):
-                if kind in dependency and dependency[kind][0] in by_name:
+            for kind in ("byName", "target", "product"):
+                if kind in dependency:
                     found.append(dependency[kind][0])
         return found
 

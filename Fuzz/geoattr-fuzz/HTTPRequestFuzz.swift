@@ -7,6 +7,7 @@ public import NIOCore
 public import NIOEmbedded
 import Prometheus
 import Synchronization
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

@@ -6,6 +6,7 @@ import GeoAttrServer
 import Logging
 import Metrics
 import Prometheus
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

@@ -53,7 +53,7 @@ public struct ClientResponse: Sendable {
 /// for try await update in client.watch() { ... }
 /// ```
 public struct GeoAttrClient: Sendable {
-    public static let defaultSocketPath = "/run/geoattrd/geoattrd.sock"
+    public static let defaultSocketPath = ProductPaths.socket
 
     public let socketPath: String
     /// How long a request (not a watch) may take, connection included.

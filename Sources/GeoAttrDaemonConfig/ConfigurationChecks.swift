@@ -1,6 +1,6 @@
 import GeoAttrCore
-import GeoAttrGPSD
 import GeoAttrModel
+import GeoAttrSettings
 
 /// The rules that join keys, checked once every key is read: each names the key to change.
 enum ConfigurationChecks {

@@ -1,9 +1,8 @@
 package import Configuration
 import GeoAttrCore
-import GeoAttrGPSD
 import GeoAttrLinux
 import GeoAttrModel
-import GeoAttrServer
+import GeoAttrSettings
 import GeoIndex
 import Logging
 

@@ -1,9 +1,8 @@
 import Configuration
 import GeoAttrCore
 import GeoAttrLinux
-import GeoAttrGPSD
 import GeoAttrModel
-import GeoAttrServer
+import GeoAttrSettings
 import Logging
 
 /// Reads and validates the configuration from flags, environment and file.

@@ -1,8 +1,7 @@
 import GeoIndex
 package import GeoAttrCore
-package import GeoAttrGPSD
 package import GeoAttrModel
-package import GeoAttrServer
+package import GeoAttrSettings
 package import Logging
 
 /// Everything the daemon reads from its configuration, validated.
@@ -27,9 +26,9 @@ package struct DaemonConfiguration: Sendable, Equatable {
     package var gpsdEndpoint = GPSDEndpoint.default
     package var fixRules = FixAcceptanceRules()
     package var schedule = ScheduleConfiguration()
-    package var stateFile = "/run/geoattrd/state"
+    package var stateFile = ProductPaths.stateFile
     package var defaultPower = PowerState.foreground
-    package var stateDirectory = "/var/lib/geoattrd"
+    package var stateDirectory = ProductPaths.stateDirectory
     package var staticLatitude: Double?
     package var staticLongitude: Double?
     package var staticAltitude: Double?
@@ -42,7 +41,7 @@ package struct DaemonConfiguration: Sendable, Equatable {
     /// The index file (`index.path`; empty in the file: the installed one). Never looked for
     /// elsewhere: a service must not depend on its working directory.
     package var indexPath = IndexLocator.installedIndex
-    package var socketPath = "/run/geoattrd/geoattrd.sock"
+    package var socketPath = ProductPaths.socket
     package var socketMode: UInt32 = 0o660
     package var limits = ServerLimits()
     /// A second socket that answers `GET /metrics` alone (`api.metrics_socket`); `nil`: none.
@@ -73,6 +72,6 @@ package struct DaemonConfiguration: Sendable, Equatable {
     }
 
     /// The default configuration file, read when present.
-    package static let defaultFile = "/etc/geoattrd/geoattrd.yaml"
+    package static let defaultFile = ProductPaths.configurationFile
     package static let environmentPrefix = "GEOATTRD_"
 }

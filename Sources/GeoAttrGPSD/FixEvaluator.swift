@@ -1,5 +1,6 @@
 import GeoAttrCore
 import GeoAttrModel
+import GeoAttrSettings
 
 /// Decides, report by report, when a one-shot attempt has an acceptable fix.
 ///

@@ -3,6 +3,7 @@ import GeoAttrLinux
 public import GeoAttrModel
 public import Logging
 import Synchronization
+public import GeoAttrSettings
 
 /// One-shot fixes from gpsd through libgps.
 ///

@@ -10,6 +10,7 @@ import GeoAttrCore
 import GeoAttrLinux
 import GeoAttrModel
 import Logging
+import GeoAttrSettings
 
 /// One attempt: connect, watch, read until the evaluator decides, release. Blocking: it runs
 /// on a dedicated thread.

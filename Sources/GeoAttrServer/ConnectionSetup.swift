@@ -2,6 +2,7 @@ import CoreMetrics
 package import NIOCore
 import NIOHTTP1
 import Synchronization
+import GeoAttrSettings
 
 /// Sets up one accepted connection: admission, then the pipeline, each handler with one job:
 ///

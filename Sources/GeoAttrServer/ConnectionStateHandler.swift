@@ -3,6 +3,7 @@ import GeoAttrModel
 import NIOCore
 import NIOHTTP1
 import Synchronization
+import GeoAttrSettings
 
 /// The state of one client connection: who the client is and what it is granted (judged again
 /// when the access policy changes), when its next request is due (head and idle deadlines),

@@ -1,3 +1,4 @@
+import GeoAttrSettings
 /// How long a connection may take to send a request head, and stay idle between requests.
 /// Each socket has its own: the API's come from the configuration, the metrics socket's are
 /// short whatever the API's are.

@@ -1,5 +1,6 @@
 import GeoAttrModel
 import NIOHTTP1
+import GeoAttrSettings
 
 /// Picks the endpoint for a request and checks the request against the limits and the
 /// client's grant first. A plain function of the request and the table: no connection needed.

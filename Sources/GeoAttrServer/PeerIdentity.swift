@@ -1,4 +1,5 @@
 import GeoAttrModel
+import GeoAttrSettings
 
 /// Who is on the other end of a connection, as the kernel says: the uid and every group, read
 /// from the socket (SO_PEERCRED, SO_PEERGROUPS), never from /proc, which the unit hides.

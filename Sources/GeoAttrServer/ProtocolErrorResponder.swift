@@ -1,6 +1,7 @@
 import GeoAttrModel
 import NIOCore
 import NIOHTTP1
+import GeoAttrSettings
 
 /// Answers a request the decoder cannot parse with the API's JSON error (431 for a head over
 /// the limit, 400 otherwise), then closes; any other error closes at once.

@@ -1,6 +1,7 @@
 import GeoAttrCore
 import GeoAttrModel
 import NIOHTTP1
+import GeoAttrSettings
 
 /// `POST /v1/refresh[?wait=SECONDS]`: a forced fix within the refresh budget. Without `wait`,
 /// 202 at once; with it, the new attributes when the fix ends within the wait, else 202.

@@ -2,6 +2,7 @@ import CoreMetrics
 import GeoAttrModel
 import NIOCore
 import NIOHTTP1
+import GeoAttrSettings
 
 /// Answers each request through the endpoint table: writes the endpoint's response, or waits
 /// for a deferred one, or starts a watch stream, and counts every answer.

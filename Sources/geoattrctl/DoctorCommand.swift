@@ -4,6 +4,8 @@ import GeoAttrClient
 import GeoAttrLinux
 import GeoAttrGPSD
 import GeoAttrModel
+import GeoAttrSettings
+import GeoIndex
 
 #if canImport(Glibc)
 import Glibc
@@ -29,7 +31,7 @@ struct DoctorCommand: AsyncParsableCommand {
     var timeout: Double = 10
 
     @Option(help: "The state file the device supervisor writes (state.file).")
-    var stateFile: String = "/run/geoattrd/state"
+    var stateFile: String = ProductPaths.stateFile
 
     enum Level: String {
         case ok = "ok  "
@@ -105,7 +107,7 @@ struct DoctorCommand: AsyncParsableCommand {
         }
         if let problem = status.indexProblem {
             // The package's file gone: geoattrd-geodata was removed, not damaged.
-            let path = "/usr/share/geoattrd/world.gidx"
+            let path = IndexLocator.installedIndex
             var missing = stat()
             let packageGone = problem.hasPrefix(path + ":") && lstat(path, &missing) != 0 && errno == ENOENT
             findings.append(Finding(

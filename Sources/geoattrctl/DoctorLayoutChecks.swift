@@ -1,4 +1,5 @@
 import GeoAttrLinux
+import GeoAttrModel
 
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ extension DoctorCommand {
         let shipped = Self.shippedLayout
         var findings: [Finding] = []
         let directory = PathComponents.split(options.socket).directory
-        let inRunDirectory = directory == "/run/geoattrd"
+        let inRunDirectory = directory == ProductPaths.runtimeDirectory
         let dirFix = { (local: String) in inRunDirectory ? "\(shipped): geoattrd:geoattrd 0755" : local }
         let dir = FileStatus(path: directory)
         if let status = dir.status {
@@ -145,7 +146,7 @@ extension DoctorCommand {
                 detail: "\(described): the daemon (\(AccountNames.userName(daemonUser))) cannot read it, and follows state.default", fix: inPlace))
         }
         // The shipped layout's file only: a state file elsewhere is the operator's own design.
-        if stateFile == "/run/geoattrd/state", let supervisors = AccountNames.gid(named: "geoattr-state"),
+        if stateFile == ProductPaths.stateFile, let supervisors = AccountNames.gid(named: "geoattr-state"),
             status.st_gid != supervisors || mode & 0o020 == 0
         {
             problems.append(Finding(

@@ -3,6 +3,7 @@ import FoundationEssentials
 import GeoAttrGPSD
 import GeoAttrModel
 import Logging
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import GeoAttrGPSD
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

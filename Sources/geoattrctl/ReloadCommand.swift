@@ -36,7 +36,7 @@ struct ReloadCommand: AsyncParsableCommand {
 
     /// The unit's Environment= reaches ExecReload= too: a state.dir set there is found.
     var stateDirectory: String {
-        stateDirectoryOption ?? getenv("GEOATTRD_STATE_DIR").map { String(cString: $0) } ?? "/var/lib/geoattrd"
+        stateDirectoryOption ?? getenv("GEOATTRD_STATE_DIR").map { String(cString: $0) } ?? ProductPaths.stateDirectory
     }
 
     @Option(help: "Seconds to wait for the answer.")

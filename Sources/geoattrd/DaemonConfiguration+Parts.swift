@@ -4,6 +4,7 @@ import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer
 import Logging
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

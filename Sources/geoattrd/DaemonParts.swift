@@ -11,6 +11,7 @@ import Logging
 import Prometheus
 import ServiceLifecycle
 import SystemWrites
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

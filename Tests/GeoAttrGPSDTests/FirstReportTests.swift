@@ -4,6 +4,7 @@ import GeoAttrCore
 import GeoAttrModel
 import Testing
 import TestSupport
+import GeoAttrSettings
 
 /// What real receivers do at the start of a session and at its end, against a real gpsd fed by
 /// gpsfake: the first report built from RMC alone, receivers that never send an estimate, gpsd

@@ -4,6 +4,7 @@ import GeoAttrModel
 import Testing
 
 @testable import GeoAttrGPSD
+import GeoAttrSettings
 
 /// The acceptance rules, report by report, without gpsd.
 @Suite("FixEvaluator")

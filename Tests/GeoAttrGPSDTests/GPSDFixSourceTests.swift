@@ -4,6 +4,7 @@ import GeoAttrGPSD
 import GeoAttrModel
 import Testing
 import TestSupport
+import GeoAttrSettings
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import GeoAttrModel
 @testable import GeoAttrServer
 import Testing
+import GeoAttrSettings
 
 /// A client is its uid and all its groups; whatever cannot be known about it narrows access.
 @Suite("Access by uid and groups")

@@ -1,5 +1,6 @@
 import GeoAttrServer
 import Testing
+import GeoAttrSettings
 
 /// access.rules entries that must be refused with a ParseError (the daemon then exits 78 naming
 /// the key), never crash the configuration loader.

@@ -3,6 +3,7 @@ import GeoAttrCore
 import GeoAttrModel
 import GeoAttrServer
 import Testing
+import GeoAttrSettings
 
 @Suite("Precision and formats")
 struct AttributeViewTests {

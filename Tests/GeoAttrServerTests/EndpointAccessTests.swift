@@ -2,6 +2,7 @@ import GeoAttrModel
 @testable import GeoAttrServer
 import NIOHTTP1
 import Testing
+import GeoAttrSettings
 
 /// Every row of the endpoint table against every access level it names: who gets through,
 /// and what the others are told.

@@ -4,6 +4,7 @@ import GeoAttrModel
 import NIOCore
 import Testing
 import TestSupport
+import GeoAttrSettings
 
 /// Refresh, state and watch through the whole pipeline, with the recording scheduler.
 @Suite("Pipeline: refresh, state and watch")

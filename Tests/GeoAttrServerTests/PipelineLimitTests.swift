@@ -1,6 +1,7 @@
 @testable import GeoAttrServer
 import NIOCore
 import Testing
+import GeoAttrSettings
 
 /// Limits, unparseable requests, admission and deadlines, through the whole pipeline.
 @Suite("Pipeline: limits, errors, admission and deadlines")

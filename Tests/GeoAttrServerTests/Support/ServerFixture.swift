@@ -5,6 +5,7 @@ import GeoPlaces
 import Logging
 import NIOHTTP1
 import Prometheus
+import GeoAttrSettings
 
 /// A server context over an in-memory store and a recording scheduler, and the clients the
 /// tests speak as: one for each access level of the endpoint table.
