@@ -3,6 +3,7 @@ import GeoAttrModel
 @testable import GeoAttrServer
 import NIOCore
 import Testing
+import TestSupport
 
 /// A reload of the access policy and shutdown reach open connections.
 @Suite("Pipeline: reloads and shutdown")
