@@ -9,7 +9,6 @@ import TestSupport
 /// differ. GEOATTR_WRITE_DOCS=1 writes them instead.
 @Suite("the manual pages are the binaries' definitions")
 struct ManualPageTests {
-    static let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
     static let regenerate = "GEOATTR_WRITE_DOCS=1 swift test --filter ManualPageTests"
 
     @Test("the committed page is what the binary's definition renders", arguments: ["geoattrd", "geoattrctl"])
@@ -19,7 +18,7 @@ struct ManualPageTests {
         let tool = try JSONDecoder().decode(ToolInfo.self, from: Data(result.stdout.utf8))
         let page = ManualPage.page(for: binary)
         let rendered = ManualPage(command: tool.command, section: page.section, extra: page.extra).render()
-        try GeneratedFile.compare(rendered, withFile: "\(Self.root)/man/\(binary).\(page.section)", regenerate: Self.regenerate)
+        try GeneratedFile.compare(rendered, withFile: RepositoryRoot.file("man/\(binary).\(page.section)"), regenerate: Self.regenerate)
     }
 }
 

@@ -1,15 +1,14 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// docs/operating.md's troubleshooting table answers what `geoattrctl doctor` reports: every
 /// check the doctor makes has a row, and every row names a check the doctor makes.
 @Suite("the troubleshooting table follows geoattrctl doctor")
 struct TroubleshootingTableTests {
-    static let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
-
     /// The check names in the doctor's findings (`check: "socket"`), in every Doctor*.swift.
     static func doctorChecks() throws -> Set<String> {
-        let directory = root + "/Sources/geoattrctl"
+        let directory = RepositoryRoot.file("Sources/geoattrctl")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("Doctor") && $0.hasSuffix(".swift") }
         let source = try files.map { try String(contentsOfFile: "\(directory)/\($0)", encoding: .utf8) }.joined()
         var names: Set<String> = []
@@ -26,7 +25,7 @@ struct TroubleshootingTableTests {
     /// The first cell of each row of the first table under "## Troubleshooting": the check's
     /// name in backquotes.
     static func tableChecks() throws -> [String] {
-        let document = try String(contentsOfFile: root + "/docs/operating.md", encoding: .utf8)
+        let document = try String(contentsOfFile: RepositoryRoot.file("docs/operating.md"), encoding: .utf8)
         guard let section = document.firstRange(of: "\n## Troubleshooting") else { return [] }
         var rows: [String] = []
         var inTable = false

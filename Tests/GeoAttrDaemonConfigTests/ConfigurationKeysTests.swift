@@ -29,7 +29,7 @@ struct ConfigurationKeysTests {
 
     @Test("the shipped file sets every key of the table but those documented commented out")
     func shippedFile() throws {
-        let path = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/config/geoattrd.yaml"
+        let path = RepositoryRoot.file("config/geoattrd.yaml")
         let bytes = try #require(try FileBytes.read(path, limit: 1 << 20))
         let snapshot = try LibYAMLSnapshot(data: bytes.span.bytes, providerName: path, parsingOptions: .default)
         let commentedOut: Set = ["static.latitude", "static.longitude", "static.altitude_m", "static.error_m", "outputs.decimals"]

@@ -9,10 +9,8 @@ import TestSupport
 /// render them and fail when the committed files differ. GEOATTR_WRITE_DOCS=1 writes them instead.
 @Suite("the configuration reference is the key table's")
 struct ConfigurationReferenceTests {
-    static let root = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/")
-
     static func reference() throws -> ConfigurationReference {
-        let sample = try String(contentsOfFile: root + "/config/geoattrd.yaml", encoding: .utf8)
+        let sample = try String(contentsOfFile: RepositoryRoot.file("config/geoattrd.yaml"), encoding: .utf8)
         return ConfigurationReference(keys: ConfigurationKeys.all, sampleFile: sample, version: ProductVersion.number)
     }
 
@@ -20,7 +18,7 @@ struct ConfigurationReferenceTests {
     func generated(path: String, isManualPage: Bool) throws {
         let reference = try Self.reference()
         let rendered = isManualPage ? reference.roff() : reference.markdown()
-        try GeneratedFile.compare(rendered, withFile: Self.root + "/" + path, regenerate: ConfigurationReference.regenerate)
+        try GeneratedFile.compare(rendered, withFile: RepositoryRoot.file(path), regenerate: ConfigurationReference.regenerate)
     }
 
     @Test("every key has a description and an example from the shipped file")

@@ -1,6 +1,7 @@
 @testable import GeoAttrServer
 import NIOHTTP1
 import Testing
+import TestSupport
 
 /// The metrics socket's endpoint table through the whole pipeline: `/metrics` answered as the
 /// API answers it, every other request 404 whoever sends it, and nothing reaches the scheduler.

@@ -4,6 +4,7 @@ import GeoAttrModel
 import NIOCore
 import Testing
 import GeoAttrSettings
+import TestSupport
 
 /// A reload of the access policy and shutdown reach open connections.
 @Suite("Pipeline: reloads and shutdown")

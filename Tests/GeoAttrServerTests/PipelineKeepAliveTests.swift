@@ -2,6 +2,7 @@
 import GeoAttrModel
 import NIOCore
 import Testing
+import TestSupport
 
 /// The whole pipeline on an in-memory channel: response bytes, keep-alive and closing.
 @Suite("Pipeline: keep-alive and closing")

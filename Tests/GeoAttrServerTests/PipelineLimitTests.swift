@@ -2,6 +2,7 @@
 import NIOCore
 import Testing
 import GeoAttrSettings
+import TestSupport
 
 /// Limits, unparseable requests, admission and deadlines, through the whole pipeline.
 @Suite("Pipeline: limits, errors, admission and deadlines")
@@ -81,7 +82,7 @@ struct PipelineLimitTests {
         let fixture = ServerFixture(limits: limits)
         let first = try EmbeddedConnection(fixture)
         let second = try EmbeddedConnection(fixture)
-        let refused = RawResponse.parse(try second.received())
+        let refused = RawHTTPResponse.all(in: try second.received(), receivedAll: true)
         #expect(refused.first?.status == 503)
         #expect(refused.first?.body.contains("uid 1000 holds too many connections (api.max_connections_per_uid)") == true)
         let root = try EmbeddedConnection(fixture, as: PeerIdentity(uid: 0, gid: 0, groups: [0]))
@@ -92,7 +93,7 @@ struct PipelineLimitTests {
     @Test func whileShuttingDownA503() throws {
         fixture.server.connections.shutDownAll()
         let connection = try EmbeddedConnection(fixture)
-        let refused = RawResponse.parse(try connection.received())
+        let refused = RawHTTPResponse.all(in: try connection.received(), receivedAll: true)
         #expect(refused.first?.body == #"{"error":"shutting_down","message":"geoattrd is shutting down"}"#)
     }
 

@@ -25,21 +25,11 @@ struct Peer: Sendable, CustomStringConvertible {
     }
 }
 
-/// One HTTP/1.1 response read off a raw connection.
-struct HTTPReply: Sendable, CustomStringConvertible {
-    var status: Int
-    /// Header names in lower case.
-    var headers: [String: String]
-    var body: String
-
-    func header(_ name: String) -> String? { headers[name.lowercased()] }
-
+extension RawHTTPResponse {
     /// The body as an attributes document, when it is one.
     var document: AttributesDocument? {
         try? JSONDecoder().decode(AttributesDocument.self, from: Data(body.utf8))
     }
-
-    var description: String { "\(status) \(body.prefix(300))" }
 }
 
 /// A connection to the daemon's socket made by another uid, gid and groups, driven from the
@@ -122,9 +112,9 @@ final class PeerConnection {
         }
     }
 
-    /// The next complete response (with a content-length body), `nil` if the connection closed
-    /// or `timeout` passed first (see `closed`).
-    func response(timeout: Duration = .seconds(10)) async -> HTTPReply? {
+    /// The next complete response, `nil` if the connection closed or `timeout` passed first
+    /// (see `closed`).
+    func response(timeout: Duration = .seconds(10)) async -> RawHTTPResponse? {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let reply = takeResponse() { return reply }
@@ -134,7 +124,7 @@ final class PeerConnection {
     }
 
     /// Sends `request` and reads its response.
-    func request(_ request: String, timeout: Duration = .seconds(10)) async -> HTTPReply? {
+    func request(_ request: String, timeout: Duration = .seconds(10)) async -> RawHTTPResponse? {
         _ = send(request)
         return await response(timeout: timeout)
     }
@@ -161,26 +151,10 @@ final class PeerConnection {
         }
     }
 
-    private func takeResponse() -> HTTPReply? {
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
-        guard pending.count >= separator.count,
-              let headEnd = (0...(pending.count - separator.count)).first(where: { pending[$0..<($0 + separator.count)].elementsEqual(separator) })
-        else { return nil }
-        let headText = String(decoding: pending[..<headEnd], as: UTF8.self)
-        var lines = headText.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ")
-        let status = statusLine.count > 1 ? Int(statusLine[1]) ?? -1 : -1
-        var headers: [String: String] = [:]
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        let bodyStart = headEnd + separator.count
-        let length = headers["content-length"].flatMap { Int($0) } ?? 0
-        guard pending.count >= bodyStart + length else { return nil }
-        let body = String(decoding: pending[bodyStart..<(bodyStart + length)], as: UTF8.self)
-        pending.removeFirst(bodyStart + length)
-        return HTTPReply(status: status, headers: headers, body: body)
+    private func takeResponse() -> RawHTTPResponse? {
+        guard let next = RawHTTPResponse.first(in: pending[...], receivedAll: closed) else { return nil }
+        pending.removeFirst(next.byteCount)
+        return next.response
     }
 
     func close() {

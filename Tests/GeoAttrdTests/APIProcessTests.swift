@@ -458,13 +458,11 @@ struct DoctorTests {
 
 @Suite("examples")
 struct ExampleTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     @Test("the Python sidecar starts a program with the attributes in OTEL_RESOURCE_ATTRIBUTES")
     func pythonSidecar() async throws {
         let daemon = try DaemonProcess(config: APIProcessTests.staticConfig)
         _ = try #require(await daemon.waitForLog("fix accepted"))
-        let script = Self.repository.appendingPathComponent("examples/otel_env_sidecar.py").path
+        let script = RepositoryRoot.file("examples/otel_env_sidecar.py")
         let result = try await CommandResult.run(
             "python3", [script, "--socket", daemon.socketPath, "--", "sh", "-c", "echo \"$OTEL_RESOURCE_ATTRIBUTES\""])
         #expect(result.status == 0, "\(result.stderr)")

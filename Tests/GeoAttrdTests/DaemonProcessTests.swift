@@ -270,10 +270,6 @@ struct DaemonProcessTests {
 
 @Suite("geoattrd configuration")
 struct DaemonConfigurationTests {
-    static let repositoryConfig = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("config/geoattrd.yaml").path
-
     func effective(_ arguments: [String], environment: [String: String] = [:]) async throws -> CommandResult {
         try await CommandResult.run(BuiltProducts.path(of: "geoattrd"), arguments + ["--check-config"], timeout: .seconds(20))
     }
@@ -282,7 +278,7 @@ struct DaemonConfigurationTests {
     func shippedFileMatchesDefaults() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
         _ = try directory.write("# nothing set\n", to: "empty.yaml")
-        let shipped = try await effective(["--config", Self.repositoryConfig])
+        let shipped = try await effective(["--config", RepositoryRoot.file("config/geoattrd.yaml")])
         let defaults = try await effective(["--config", directory.file("empty.yaml")])
         #expect(shipped.status == 0, "stderr: \(shipped.stderr)")
         #expect(defaults.status == 0, "stderr: \(defaults.stderr)")

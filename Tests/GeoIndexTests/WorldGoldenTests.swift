@@ -1,16 +1,14 @@
 #if canImport(Glibc)
-import TestSupport
-#if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-#endif
 import GeoIndex
 import GeoPlaces
 import Testing
+import TestSupport
 
 /// Golden cases against the real world index. It is not committed: build it with
 /// scripts/fetch-geodata.sh && scripts/build-world-index.sh. Without it these tests are skipped.
@@ -94,10 +92,7 @@ enum WorldIndex {
         if let value = getenv("GEOINDEX_WORLD"), let text = String(validatingCString: value), access(text, R_OK) == 0 {
             return text
         }
-        // #filePath is <package>/Tests/GeoIndexTests/WorldGoldenTests.swift.
-        let components = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-        guard components.count > 3 else { return nil }
-        let candidate = components.dropLast(3).joined(separator: "/") + "/cache/geodata/world.gidx"
+        let candidate = RepositoryRoot.file("cache/geodata/world.gidx")
         return access(candidate, R_OK) == 0 ? candidate : nil
     }()
 }

@@ -61,9 +61,7 @@ public struct ProcessResources: Sendable, Equatable, CustomStringConvertible {
 public enum ReleaseBinary {
     public static var geoattrd: String {
         if let path = ProcessInfo.processInfo.environment["GEOATTRD_BINARY"], !path.isEmpty { return path }
-        let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return packageRoot.appendingPathComponent(".build/release/geoattrd").path
+        return RepositoryRoot.file(".build/release/geoattrd")
     }
 
     public static var isBuilt: Bool { access(geoattrd, X_OK) == 0 }

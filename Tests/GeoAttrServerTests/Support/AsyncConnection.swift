@@ -1,6 +1,7 @@
 @testable import GeoAttrServer
 import NIOCore
 import NIOEmbedded
+import TestSupport
 
 /// One client connection to the server's pipeline on a thread-safe in-memory channel, for the
 /// endpoints that hand work to other threads (the scheduler, the watch stream).
@@ -41,12 +42,10 @@ struct AsyncConnection {
         return text
     }
 
-    /// Waits for `count` whole responses with a content-length.
-    func responses(_ count: Int) async throws -> [RawResponse] {
-        RawResponse.parse(try await receive { text in
-            let parsed = RawResponse.parse(text)
-            return parsed.count >= count && parsed.allSatisfy { $0.body.utf8.count == Int($0.header("content-length") ?? "") }
-        })
+    /// Waits until `count` responses are complete (a stream never is).
+    func responses(_ count: Int) async throws -> [RawHTTPResponse] {
+        let text = try await receive { RawHTTPResponse.all(in: $0, receivedAll: false).count >= count }
+        return RawHTTPResponse.all(in: text, receivedAll: false)
     }
 
     func waitUntilClosed() async throws {

@@ -1,6 +1,7 @@
 @testable import GeoAttrServer
 import NIOCore
 import NIOEmbedded
+import TestSupport
 
 /// One client connection to the server's pipeline, in memory: the daemon's own connection
 /// setup on an `EmbeddedChannel`, fed bytes as a client sends them. The loop's clock moves
@@ -28,10 +29,11 @@ final class EmbeddedConnection {
         return text
     }
 
-    /// Sends one request and returns the responses it brought.
-    func exchange(_ text: String) throws -> [RawResponse] {
+    /// Sends one request and returns the responses it brought (the channel runs the pipeline
+    /// as it is fed, so they are all in).
+    func exchange(_ text: String) throws -> [RawHTTPResponse] {
         try send(text)
-        return RawResponse.parse(try received())
+        return RawHTTPResponse.all(in: try received(), receivedAll: true)
     }
 
     /// As when the kernel's socket buffer fills up or drains.
