@@ -27,9 +27,12 @@
 # layout the first start left); 18 boots a container of its own.
 # The units tested are the package's: nothing in it is replaced.
 #
-#   sudo bash scripts/systemd-test.sh [DEB [GEODATA-DEB]]
+#   sudo bash scripts/systemd-test.sh [--section N]... [DEB [GEODATA-DEB]]
 #     DEB          default: the newest dist/geoattrd_*_ARCH.deb (ARCH: dpkg --print-architecture)
 #     GEODATA-DEB  default: geoattrd-geodata_VERSION_all.deb beside DEB, if there is one
+#     --section N  runs section N (repeated for more, or SYSTEMD_TEST_SECTIONS="8 12") and, before
+#                  it, the sections whose state it builds on (`requires` below), saying which;
+#                  default: all of them
 #
 # Needs root and, the first time, the network: the container's tree (220 MB) is built once with
 # debootstrap into .build-systemd/root (about 2 minutes; again when .build-systemd/root.ok is
@@ -39,12 +42,29 @@
 # missing.
 #   PREVIOUS_DEB        the previous release's geoattrd package, for section 18
 #                       (PREVIOUS_DEB=$(bash scripts/previous-release-deb.sh)); unset: section 18
-#                       is skipped
+#                       is skipped, or refused when chosen
 #   DEBIAN_MIRROR       default: the host's configured Debian mirror, else deb.debian.org
 #   SYSTEMD_TEST_IDLE=1 section 7 also waits for the relay to exit after its idle minute and
 #                       checks that the next fix starts it again (about 70 s more)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+wanted=${SYSTEMD_TEST_SECTIONS:-}
+positional=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --section)
+        [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "systemd-test: --section takes a section number (1 to 18), not '${2:-}'" >&2; exit 1; }
+        wanted+=" $2"
+        shift 2
+        ;;
+    --section=*) wanted+=" ${1#--section=}"; shift ;;
+    --) shift; positional+=("$@"); break ;;
+    -*) echo "systemd-test: unknown option $1 (usage: scripts/systemd-test.sh [--section N]... [DEB [GEODATA-DEB]])" >&2; exit 1 ;;
+    *) positional+=("$1"); shift ;;
+    esac
+done
+set -- "${positional[@]}"
 
 arch=$(dpkg --print-architecture)
 deb=${1:-$(ls -t dist/geoattrd_*_"$arch".deb 2>/dev/null | head -n 1 || true)}
@@ -71,6 +91,62 @@ if [ -n "$previous" ]; then
 fi
 deb_name=$(basename "$deb")
 
+# --- Which sections ----------------------------------------------------------------------------
+# 8 looks at the layout the first start left, before the restarts of 4 and 9.
+order=(1 8 2 3 4 5 6 7 9 10 11 12 13 14 15 16 17 18)
+# What a section needs an earlier one to have left in the container.
+declare -A requires=(
+    # geoattrd running (2 to 7), and the first fix (8: client1's answer carries it), both from
+    # section 1's first client.
+    [2]=1 [3]=1 [4]=1 [5]=1 [6]=1 [7]=1 [8]=1
+    # client1 (group geoattr), whom section 8 adds: it plants objects in 9 and 14, and must not
+    # read the textfile in 12.
+    [9]=8 [12]=8
+    # The textfile directory, there once section 12 has set outputs.prometheus_file.
+    [14]="8 12"
+    # geoattrd-metrics-proxy.socket, enabled and started in 11; outsider (no group) and ruled
+    # (uid rule none), whom 15 adds.
+    [16]="11 15" [17]=15
+)
+declare -A selected=() asked=()
+# select_section N: N and, first, what it requires.
+select_section() {
+    local n=$1 before
+    [ -z "${selected[$n]:-}" ] || return 0
+    selected[$n]=1
+    for before in ${requires[$n]:-}; do select_section "$before"; done
+}
+if [ -z "${wanted//[ ,]/}" ]; then
+    for n in "${order[@]}"; do selected[$n]=1; done
+else
+    for n in ${wanted//,/ }; do
+        if [[ ! $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ] || [ "$n" -gt 18 ]; then
+            echo "systemd-test: no section '$n' (1 to 18)" >&2
+            exit 1
+        fi
+        asked[$((10#$n))]=1
+        select_section "$((10#$n))"
+    done
+    if [ -n "${selected[18]:-}" ] && [ -z "$previous" ]; then
+        echo "systemd-test: section 18 upgrades from the previous release: set PREVIOUS_DEB (PREVIOUS_DEB=\$(bash scripts/previous-release-deb.sh))" >&2
+        exit 1
+    fi
+    chosen=() named=() added=()
+    for n in "${order[@]}"; do
+        [ -n "${selected[$n]:-}" ] || continue
+        chosen+=("$n")
+        if [ -n "${asked[$n]:-}" ]; then named+=("$n"); else added+=("$n"); fi
+    done
+    builds="it builds"
+    [ ${#named[@]} -eq 1 ] || builds="they build"
+    echo "systemd-test: sections ${chosen[*]}${added[*]:+ (${named[*]} and, first, ${added[*]}, whose state $builds on)}"
+fi
+# Sections 1 to 17 share a container: it boots when one of them runs.
+shared=
+for n in "${order[@]}"; do
+    if [ "$n" != 18 ] && [ -n "${selected[$n]:-}" ]; then shared=yes; fi
+done
+
 [ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (debootstrap, mounts, systemd-nspawn)" >&2; exit 1; }
 if ! command -v debootstrap >/dev/null || ! command -v systemd-nspawn >/dev/null; then
     apt-get update -qq
@@ -94,22 +170,25 @@ source scripts/systemd-test/18-operator-walk.sh
 
 build_tree
 start_run
-fresh_overlay
-write_track
-install_offline
-boot_container
-start_gpsd
+if [ -n "$shared" ]; then
+    fresh_overlay
+    write_track
+    install_offline
+    boot_container
+    start_gpsd
+fi
 
-# 8 looks at the layout the first start left, before the restarts of 4 and 9.
-for n in 1 8 2 3 4 5 6 7 9 10 11 12 13 14 15 16 17; do "section_$n"; done
-if [ "$failures" -gt 0 ]; then
+for n in "${order[@]}"; do
+    if [ "$n" != 18 ] && [ -n "${selected[$n]:-}" ]; then "section_$n"; fi
+done
+if [ -n "$shared" ] && [ "$failures" -gt 0 ]; then
     echo "--- for the failures above: the units' status and journals"
     ct systemctl status --no-pager --lines=0 geoattrd.socket geoattrd-gpsd.socket geoattrd.service geoattrd-gpsd.service \
         my-exporter.service geoattrd-env-restart@my-exporter.service.path geoattrd-env-restart@my-exporter.service.service 2>&1 | indent || true
     ct journalctl -q --no-pager -o short-monotonic -u geoattrd.socket -u geoattrd.service -u geoattrd-gpsd.socket \
         -u geoattrd-gpsd.service -u my-exporter.service -u 'geoattrd-env-restart@*' 2>&1 | tail -n 150 | indent || true
 fi
-section_18
+if [ -n "${selected[18]:-}" ]; then section_18; fi
 
 if [ "$failures" -gt 0 ]; then
     echo "systemd-test: $failures check(s) failed"
