@@ -1,0 +1,100 @@
+# shellcheck shell=bash
+# Section 16 of scripts/systemd-test.sh (sourced by it):
+#  16. scraping while a local user holds idle connections: 512 to 127.0.0.1:2948 (twice the
+#      relay's limit), half idle after one answered request, half silent, none opened again once
+#      closed; a scraper retrying for up to 30 s gets GET /metrics answered 200 (the metrics socket
+#      closes silent and idle connections after 5 s).
+# It needs section 11's geoattrd-metrics-proxy.socket and section 15's outsider.
+
+# outsider holds 512 connections to the relay (twice its limit): the odd ones idle after one
+# answered request (a keep-alive), the even ones silent; none is opened again once closed. A
+# scraper retrying for up to 30 s must get its 200 meanwhile.
+# tally WORD...: each distinct word with its count, "WORD xN, ..."
+tally() {
+    [ $# -gt 0 ] || return 0
+    printf '%s\n' "$@" | sort | uniq -c | awk '{ printf "%s%s x%s", sep, $2, $1; sep = ", " }'
+}
+section_16() {
+    local started=$SECONDS listen port opened held held_first answer took tries=0 refusals=() scraped=
+    listen=$(ct systemctl show -p Listen --value geoattrd-metrics-proxy.socket)
+    port=${listen#127.0.0.1:}
+    port=${port%% *}
+    cat >"$root/usr/local/bin/hold-connections" <<'PY'
+#!/usr/bin/python3
+# hold-connections PORT N STATUS: N connections to 127.0.0.1:PORT, as said above; writes
+# "opened held" to STATUS each half second.
+import os, selectors, socket, sys
+port, count, status = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+selector = selectors.DefaultSelector()
+opened = 0
+for i in range(count):
+    connection = socket.socket()
+    try:
+        connection.connect(("127.0.0.1", port))
+        if i % 2:
+            connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    except OSError:
+        pass
+    opened += 1
+    connection.setblocking(False)
+    selector.register(connection, selectors.EVENT_READ)
+while True:
+    for key, _ in selector.select(timeout=0.5):
+        try:
+            data = key.fileobj.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            selector.unregister(key.fileobj)
+            key.fileobj.close()
+    with open(status + ".new", "w") as out:
+        out.write(f"{opened} {len(selector.get_map())}\n")
+    os.replace(status + ".new", status)
+PY
+    chmod 0755 "$root/usr/local/bin/hold-connections"
+    # A control first: the relay and geoattrd answer.
+    answer=$(container_http GET "http://127.0.0.1:$port/metrics")
+    if [ "${answer%%$'\t'*}" != 200 ]; then
+        fail "scraping under idle connections: http://127.0.0.1:$port/metrics answers '${answer:0:100}' before any is held"
+        return
+    fi
+    ct rm -f /tmp/held
+    if ! ct systemd-run --quiet --collect --unit=systemd-test-hold -p User=outsider -p LimitNOFILE=2048 \
+        /usr/local/bin/hold-connections "$port" 512 /tmp/held; then
+        fail "scraping under idle connections: the holder (systemd-run as outsider) did not start"
+        return
+    fi
+    for _ in $(seq 100); do
+        read -r opened held < <(ct cat /tmp/held 2>/dev/null || echo "0 0")
+        [ "$opened" = 512 ] && break
+        sleep 0.1
+    done
+    held_first=$held took=$SECONDS
+    while [ $((SECONDS - took)) -lt 30 ]; do
+        tries=$((tries + 1))
+        answer=$(ct timeout 10 python3 -c '
+import sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=5) as answer:
+        print(answer.status)
+except urllib.error.HTTPError as error:
+    print(error.code)
+except Exception as error:
+    print(type(error).__name__)' "http://127.0.0.1:$port/metrics" 2>&1 || echo timeout)
+        if [ "$answer" = 200 ]; then
+            scraped=$((SECONDS - took))
+            break
+        fi
+        refusals+=("$answer")
+        sleep 0.5
+    done
+    read -r opened held < <(ct cat /tmp/held 2>/dev/null || echo "0 0")
+    ct systemctl stop systemd-test-hold 2>/dev/null || true
+    if [ -n "$scraped" ]; then
+        pass "while outsider held idle connections to 127.0.0.1:$port ($opened opened, half idle after a request, half silent, none opened again; $held_first still open when the scraping began, $held at its 200): GET /metrics answered 200 after ${scraped} s, at try $tries${refusals[*]:+ (before it: $(tally "${refusals[@]}"))}"
+    else
+        fail "while outsider held idle connections to 127.0.0.1:$port ($opened opened; $held_first still open when the scraping began, $held after it): no 200 in 30 s of $tries tries: $(tally "${refusals[@]}")"
+        ct journalctl -q -o cat --no-pager -u geoattrd-metrics-proxy.service | sort | uniq -c | sort -rn | head -n 5 | indent || true
+    fi
+    info "the relay refused $(ct journalctl -q -o cat --no-pager -u geoattrd-metrics-proxy.service | grep -c 'Hit connection limit' || true) connection(s) at its limit; the idle-connection checks took $((SECONDS - started)) s"
+}
