@@ -1,28 +1,33 @@
 import GeoAttrModel
+import NIOCore
 import NIOHTTP1
 
-/// One complete answer: status, headers in the order they are sent, and the body bytes.
-/// `connection: close` is not in `headers` unless the answer itself ends the connection: the
+/// One complete answer: its head (status, headers in the order they are sent) and its body, both
+/// in the form the channel writes, so that an answer made once (a cached attributes answer) is
+/// written again and again without building a header or copying a byte.
+/// `connection: close` is not in the headers unless the answer itself ends the connection: the
 /// connection's state adds it when something else (a reload, shutdown, the client) does.
 struct APIResponse: Sendable, Equatable {
-    var status: HTTPResponseStatus
-    var headers: HTTPHeaders
-    var body: [UInt8]
+    var head: HTTPResponseHead
+    var bodyBuffer: ByteBuffer
 
-    /// `content-type`, `content-length`, `etag`, then `extraHeaders`. `sendsBody: false` (HEAD):
-    /// the length of `body` is announced and nothing is sent.
+    var status: HTTPResponseStatus { head.status }
+    var headers: HTTPHeaders { head.headers }
+    var body: [UInt8] { Array(bodyBuffer.readableBytesView) }
+
+    /// `content-type`, `content-length`, `etag`, then `extraHeaders`.
     init(
         status: HTTPResponseStatus, body: [UInt8], contentType: String?, etag: String? = nil,
-        extraHeaders: [(String, String)] = [], sendsBody: Bool = true
+        extraHeaders: [(String, String)] = []
     ) {
         var headers = HTTPHeaders()
+        headers.reserveCapacity(3 + extraHeaders.count)
         if let contentType { headers.add(name: "content-type", value: contentType) }
         headers.add(name: "content-length", value: String(body.count))
         if let etag { headers.add(name: "etag", value: etag) }
         for (name, value) in extraHeaders { headers.add(name: name, value: value) }
-        self.status = status
-        self.headers = headers
-        self.body = sendsBody ? body : []
+        head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        bodyBuffer = ByteBuffer(bytes: body)
     }
 
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> APIResponse {
@@ -41,7 +46,15 @@ struct APIResponse: Sendable, Equatable {
     /// The same answer, ending its connection.
     func closingConnection() -> APIResponse {
         var copy = self
-        copy.headers.add(name: "connection", value: "close")
+        copy.head.headers.add(name: "connection", value: "close")
+        return copy
+    }
+
+    /// The same head, no body (`HEAD`): the length of the body is still announced.
+    func withoutBody() -> APIResponse {
+        var copy = self
+        // Moves the struct's index only: the cached storage is neither copied nor changed.
+        copy.bodyBuffer.moveReaderIndex(forwardBy: copy.bodyBuffer.readableBytes)
         return copy
     }
 }

@@ -23,15 +23,17 @@ enum AttributesEndpoint {
         let key = ResponseCache.Key(
             generation: served.result.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
             ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
-        let body = server.responses.body(for: key) {
-            format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
+        let response = server.responses.response(for: key) {
+            let body = format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
+            return APIResponse(
+                status: .ok, body: body, contentType: format.mediaType,
+                etag: entityTag(generation: served.result.generation, grant: grant))
         }
-        let etag = entityTag(generation: served.result.generation, grant: grant)
+        let etag = response.headers.first(name: "etag")
         if let match = request.head.headers.first(name: "if-none-match"), match == etag || match == "*" {
             return APIResponse(status: .notModified, body: [], contentType: nil, etag: etag)
         }
-        return APIResponse(
-            status: .ok, body: body, contentType: format.mediaType, etag: etag, sendsBody: request.method != .HEAD)
+        return request.method == .HEAD ? response.withoutBody() : response
     }
 
     /// The whole grant is in the tag: a client whose precision changed never gets a 304 for

@@ -56,9 +56,8 @@ final class ProtocolErrorResponder: ChannelDuplexHandler {
         }
         answerOwed = true
         let closing = response.closingConnection()
-        let head = HTTPResponseHead(version: .http1_1, status: closing.status, headers: closing.headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: closing.body)))), promise: nil)
+        context.write(wrapOutboundOut(.head(closing.head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(closing.bodyBuffer))), promise: nil)
         metrics.request(endpoint: "invalid", status: Int(closing.status.code))
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }

@@ -2,9 +2,10 @@ import GeoAttrCore
 import GeoAttrModel
 import Synchronization
 
-/// Rendered attribute bodies, reused while nothing a client could see has changed: the served
-/// result (its generation), the client's grant, the format, the age in whole seconds and the
-/// state. Sidecars poll for every batch they export; rendering JSON each time would dominate.
+/// Attribute answers, head and body, reused while nothing a client could see has changed: the
+/// served result (its generation), the client's grant, the format, the age in whole seconds and
+/// the state. Sidecars poll for every batch they export; rendering JSON, or even building the
+/// headers, each time would dominate.
 final class ResponseCache: Sendable {
     struct Key: Hashable, Sendable {
         var generation: UInt64
@@ -16,10 +17,10 @@ final class ResponseCache: Sendable {
         var state: PowerState
     }
 
-    private let entries = Mutex<[Key: [UInt8]]>([:])
+    private let entries = Mutex<[Key: APIResponse]>([:])
     private static let capacity = 64
 
-    func body(for key: Key, render: () -> [UInt8]) -> [UInt8] {
+    func response(for key: Key, render: () -> APIResponse) -> APIResponse {
         if let cached = entries.withLock({ $0[key] }) { return cached }
         let rendered = render()
         entries.withLock { entries in

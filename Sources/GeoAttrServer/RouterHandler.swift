@@ -97,10 +97,9 @@ final class RouterHandler: ChannelInboundHandler {
     }
 
     private func write(_ response: APIResponse, endpoint: String, _ context: ChannelHandlerContext) {
-        let head = HTTPResponseHead(version: .http1_1, status: response.status, headers: response.headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+        if response.bodyBuffer.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(response.bodyBuffer))), promise: nil)
         }
         count(endpoint: endpoint, status: Int(response.status.code))
         // The common keep-alive path: no completion callback to allocate per request.
