@@ -15,6 +15,11 @@ arm64_sdk=$arm64_cache/sdk
 arm64_debs=$arm64_cache/debs
 arm64_scratch=${GEOATTRD_ARM64_SCRATCH:-$arm64_cache/build}
 sdk_name=geoattrd-aarch64-debian12
+# The arm64 test build's runtime and SDK (scripts/arm64/test-runtime.sh): sid's C library and
+# dynamic Swift runtime, which the debug test binaries run with under qemu, and the SDK linking them.
+arm64_runtime=$arm64_cache/runtime-sysroot
+arm64_test_sdks=$arm64_cache/sdk-tests
+test_sdk_name=geoattrd-aarch64-tests
 
 arm64_now() { echo "${EPOCHREALTIME/,/.}"; }
 arm64_elapsed() { awk -v a="$1" -v b="$(arm64_now)" 'BEGIN { printf "%.1f", b - a }'; }
