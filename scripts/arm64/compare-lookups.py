@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lookup_points  # noqa: E402  (beside this script)
+LOOKUP_POINTS = Path(__file__).resolve().parent / "lookup_points.py"
 
 MARGIN_KEY = "boundary_margin_m"
 
@@ -48,7 +47,7 @@ def main():
     arm, native, index, sources = sys.argv[1:5]
     count = int(sys.argv[5]) if len(sys.argv) > 5 else 200_000
     seed = sys.argv[6] if len(sys.argv) > 6 else "1"
-    points = subprocess.run([sys.executable, lookup_points.__file__, sources, str(count), seed],
+    points = subprocess.run([sys.executable, str(LOOKUP_POINTS), sources, str(count), seed],
                             capture_output=True, check=True)
     sys.stderr.write(points.stderr.decode())
     sysroot = os.environ.get("GEOATTRD_ARM64_SYSROOT", "/var/cache/geoattrd-ci/arm64/sysroot")

@@ -35,29 +35,16 @@ release_libraries=(libgps.so.28 libyaml-0.so.2)
 swift_version=$(sed -n 's/^swift_version=//p' scripts/arm64/toolchain.sh)
 
 state=
-stage() {
-    local name=$1 start
-    shift
-    start=$(arm64_now)
-    state=cached
-    "$@"
-    echo "test-runtime: $name: $(arm64_elapsed "$start") s ($state)" >&2
-}
+stage() { arm64_stage test-runtime "$@"; }
 
-# apt-get for sid arm64 with state of its own under the cache (as toolchain.sh does): the
-# machine's sources, lists and package database are neither read nor changed.
+# apt-get and apt-cache for sid arm64 (common.sh's arm64_apt).
 runtime_apt() {
-    local tool=$1 dir=$runtime_apt
+    local tool=$1
     shift
-    "$tool" -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts="$dir/sources.list.d" \
-        -o Dir::Etc::preferencesparts="$dir/preferences.d" -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
-        -o Dir::State::status="$dir/status" -o Debug::NoLocking=1 -o APT::Sandbox::User=root \
-        -o Acquire::Check-Valid-Until=false -o APT::Architecture=arm64 -o APT::Architectures::=arm64 "$@"
+    arm64_apt "$tool" "$runtime_apt" -o APT::Architecture=arm64 -o APT::Architectures::=arm64 "$@"
 }
 runtime_apt_update() {
-    mkdir -p "$runtime_apt/lists/partial" "$runtime_apt/cache/archives/partial" "$runtime_apt/sources.list.d" "$runtime_apt/preferences.d"
-    echo "deb $debian_mirror sid main" >"$runtime_apt/sources.list"
-    touch "$runtime_apt/status"
+    arm64_apt_init "$runtime_apt" sid
     runtime_apt apt-get update -qq
 }
 # The field of a package's record in the lists, for one version.
@@ -152,7 +139,6 @@ runtime_sysroot() {
     rm -rf "$arm64_runtime"
     mv "$new" "$arm64_runtime"
 }
-done_with() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
 # The release SDK's sysroot and modules with the dynamic runtime: swiftc finds libswiftCore.so and
 # the rest there, and the binary finds them at Debian's path, which qemu -L maps into the runtime
@@ -167,39 +153,9 @@ test_sdk() {
     local bundle=$arm64_test_sdks/$test_sdk_name.artifactbundle
     local new=$bundle.new
     rm -rf "$new"
-    mkdir -p "$new/aarch64"
-    cat >"$new/info.json" <<JSON
-{
-  "schemaVersion": "1.0",
-  "artifacts": {
-    "$test_sdk_name": {
-      "type": "swiftSDK",
-      "version": "$swift_version",
-      "variants": [{ "path": "aarch64", "supportedTriples": ["x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu"] }]
-    }
-  }
-}
-JSON
-    cat >"$new/aarch64/swift-sdk.json" <<JSON
-{
-  "schemaVersion": "4.0",
-  "targetTriples": {
-    "aarch64-unknown-linux-gnu": {
-      "sdkRootPath": "$arm64_sysroot",
-      "swiftResourcesPath": "$arm64_sysroot/usr/lib/swift",
-      "swiftStaticResourcesPath": "$arm64_sysroot/usr/lib/swift_static",
-      "toolsetPaths": ["toolset.json"]
-    }
-  }
-}
-JSON
-    cat >"$new/aarch64/toolset.json" <<JSON
-{
-  "schemaVersion": "1.0",
-  "swiftCompiler": { "extraCLIOptions": ["-use-ld=lld", "-no-toolchain-stdlib-rpath", "-Xfrontend", "-disable-cross-import-overlays"] },
-  "linker": { "extraCLIOptions": ["-L", "$arm64_runtime$swift_lib", "-rpath", "$swift_lib", "--allow-shlib-undefined"] }
-}
-JSON
+    write_swift_sdk "$new" "$test_sdk_name" "$swift_version" \
+        '"-use-ld=lld", "-no-toolchain-stdlib-rpath", "-Xfrontend", "-disable-cross-import-overlays"' \
+        "\"-L\", \"$arm64_runtime$swift_lib\", \"-rpath\", \"$swift_lib\", \"--allow-shlib-undefined\""
     if diff -r "$new" "$bundle" >/dev/null 2>&1; then
         rm -rf "$new"
         return 0
