@@ -183,7 +183,7 @@ struct DoctorCommand: AsyncParsableCommand {
                 if let time = fix.refusedReceiverTime ?? fix.receiverTime, abs(time.seconds - fix.receivedAt.seconds) > 300 {
                     findings.append(Finding(
                         level: .ok, check: "clock",
-                        detail: "the replayed fixes carry the recording's time \(time.iso8601) (the system clock reads \(fix.receivedAt.iso8601)): expected of a replay, and fixes are dated by the system clock"))
+                        detail: "the replayed fixes carry the recording's time \(time.iso8601) (the system clock reads \(fix.receivedAt.iso8601)): expected of a replay: fix_time shows it, and the result's age and freshness go by the system clock"))
                 }
             } else if let refused = fix.refusedReceiverTime {
                 findings.append(Finding(

@@ -15,6 +15,11 @@ arm64_sdk=$arm64_cache/sdk
 arm64_debs=$arm64_cache/debs
 arm64_scratch=${GEOATTRD_ARM64_SCRATCH:-$arm64_cache/build}
 sdk_name=geoattrd-aarch64-debian12
+# The arm64 test build's runtime and SDK (scripts/arm64/test-runtime.sh): sid's C library and
+# dynamic Swift runtime, which the debug test binaries run with under qemu, and the SDK linking them.
+arm64_runtime=$arm64_cache/runtime-sysroot
+arm64_test_sdks=$arm64_cache/sdk-tests
+test_sdk_name=geoattrd-aarch64-tests
 
 arm64_now() { echo "${EPOCHREALTIME/,/.}"; }
 arm64_elapsed() { awk -v a="$1" -v b="$(arm64_now)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -50,4 +55,77 @@ in_chroot() {
         shift
         exec chroot "$root" /usr/bin/env -i "$@"
     ' in-chroot "$arm64_chroot" "${binds[@]}" -- "${environment[@]}" "$@"
+}
+
+# arm64_stage LABEL NAME COMMAND...: runs a stage of a set-up script and says how long it took
+# and whether it did anything (COMMAND sets state=built when it did).
+arm64_stage() {
+    local label=$1 name=$2 start
+    shift 2
+    start=$(arm64_now)
+    state=cached
+    "$@"
+    echo "$label: $name: $(arm64_elapsed "$start") s ($state)" >&2
+}
+
+# done_with FILE RECIPE: the stage whose recipe FILE records is done, with this recipe.
+done_with() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+
+# arm64_apt TOOL DIR [ARGUMENT...]: apt-get or apt-cache against another suite and architecture,
+# with state of its own in DIR under the cache (arm64_apt_init): the machine's own sources, lists
+# and package database are neither read nor changed. A mirror that is a snapshot serves Release
+# files past their Valid-Until; what they list is still checked by hash.
+arm64_apt() {
+    local tool=$1 dir=$2
+    shift 2
+    "$tool" -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts="$dir/sources.list.d" \
+        -o Dir::Etc::preferencesparts="$dir/preferences.d" -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
+        -o Dir::State::status="$dir/status" -o Debug::NoLocking=1 -o APT::Sandbox::User=root \
+        -o Acquire::Check-Valid-Until=false "$@"
+}
+# arm64_apt_init DIR SUITE: DIR's sources name SUITE of the mirror.
+arm64_apt_init() {
+    local dir=$1 suite=$2
+    mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/sources.list.d" "$dir/preferences.d"
+    echo "deb $debian_mirror $suite main" >"$dir/sources.list"
+    touch "$dir/status"
+}
+
+# write_swift_sdk BUNDLE NAME VERSION SWIFTC_OPTIONS LINKER_OPTIONS: a Swift SDK bundle for
+# aarch64 on the Debian 12 sysroot; the options are JSON lists' contents, as the toolset takes them.
+write_swift_sdk() {
+    local bundle=$1 name=$2 version=$3 swiftc=$4 linker=$5
+    mkdir -p "$bundle/aarch64"
+    cat >"$bundle/info.json" <<JSON
+{
+  "schemaVersion": "1.0",
+  "artifacts": {
+    "$name": {
+      "type": "swiftSDK",
+      "version": "$version",
+      "variants": [{ "path": "aarch64", "supportedTriples": ["x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu"] }]
+    }
+  }
+}
+JSON
+    cat >"$bundle/aarch64/swift-sdk.json" <<JSON
+{
+  "schemaVersion": "4.0",
+  "targetTriples": {
+    "aarch64-unknown-linux-gnu": {
+      "sdkRootPath": "$arm64_sysroot",
+      "swiftResourcesPath": "$arm64_sysroot/usr/lib/swift",
+      "swiftStaticResourcesPath": "$arm64_sysroot/usr/lib/swift_static",
+      "toolsetPaths": ["toolset.json"]
+    }
+  }
+}
+JSON
+    cat >"$bundle/aarch64/toolset.json" <<JSON
+{
+  "schemaVersion": "1.0",
+  "swiftCompiler": { "extraCLIOptions": [$swiftc] },
+  "linker": { "extraCLIOptions": [$linker] }
+}
+JSON
 }

@@ -32,39 +32,7 @@ sysroot_packages=(libc6-dev libgcc-12-dev libstdc++-12-dev libgps-dev libyaml-de
 
 mkdir -p "$arm64_cache" "$arm64_debs"
 state=
-stage() {
-    local name=$1 start
-    shift
-    start=$(arm64_now)
-    state=cached
-    "$@"
-    echo "toolchain: $name: $(arm64_elapsed "$start") s ($state)" >&2
-}
-
-# apt-get against another suite and architecture with state of its own under the cache: the
-# machine's own sources, lists and package database are neither read nor changed. A mirror that
-# is a snapshot serves Release files past their Valid-Until; what they list is still checked by
-# hash, and the Swift packages by the hashes pinned here.
-private_apt() {
-    local dir=$1
-    shift
-    apt-get -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts="$dir/sources.list.d" \
-        -o Dir::Etc::preferencesparts="$dir/preferences.d" -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
-        -o Dir::State::status="$dir/status" -o Debug::NoLocking=1 -o APT::Sandbox::User=root -o Acquire::Check-Valid-Until=false "$@"
-}
-private_apt_cache() {
-    local dir=$1
-    shift
-    apt-cache -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts="$dir/sources.list.d" \
-        -o Dir::Etc::preferencesparts="$dir/preferences.d" -o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
-        -o Dir::State::status="$dir/status" "$@"
-}
-private_apt_init() {
-    local dir=$1 suite=$2
-    mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/sources.list.d" "$dir/preferences.d"
-    echo "deb $debian_mirror $suite main" >"$dir/sources.list"
-    touch "$dir/status"
-}
+stage() { arm64_stage toolchain "$@"; }
 
 host_tools() {
     # debootstrap makes the chroot; qemu-user-static runs what is built; file tells what it is.
@@ -100,11 +68,11 @@ swift_debs() {
     done
     [ ${#missing[@]} -gt 0 ] || return 0
     state=built
-    private_apt_init "$apt" sid
-    private_apt "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 update -qq
+    arm64_apt_init "$apt" sid
+    arm64_apt apt-get "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 update -qq
     for key in "${missing[@]}"; do
         local package=${key%_*} arch=${key##*_} available
-        available=$(private_apt_cache "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
+        available=$(arm64_apt apt-cache "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
             madison "$package:$arch" 2>/dev/null | awk -F' *[|] *' '{ print $2 }' | paste -sd ' ')
         case " $available " in
         *" $swift_version "*) ;;
@@ -115,7 +83,7 @@ swift_debs() {
             exit 1
             ;;
         esac
-        (cd "$arm64_debs" && private_apt "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
+        (cd "$arm64_debs" && arm64_apt apt-get "$apt" -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64 \
             download -qq "$package:$arch=$swift_version")
         file=$(swift_deb "$package" "$arch")
         # apt names the file with the version's colon escaped; this version has none.
@@ -129,7 +97,6 @@ swift_debs() {
 }
 
 # A stage is done when the recipe it was done with is the one asked for now.
-done_with() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
 sid_chroot() {
     local recipe="sid amd64 minbase, git; swiftlang $swift_version, libc6-dev"
@@ -157,15 +124,15 @@ sysroot() {
     done_with "$arm64_sysroot/.geoattrd-recipe" "$recipe" && return 0
     state=built
     local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-    private_apt_init "$apt" bookworm
-    private_apt "$apt" "${arch[@]}" update -qq
+    arm64_apt_init "$apt" bookworm
+    arm64_apt apt-get "$apt" "${arch[@]}" update -qq
     # Depends and Pre-Depends, recursively: what a package needs to be complete in the sysroot.
     local packages
-    mapfile -t packages < <(private_apt_cache "$apt" "${arch[@]}" depends --recurse --no-recommends --no-suggests \
+    mapfile -t packages < <(arm64_apt apt-cache "$apt" "${arch[@]}" depends --recurse --no-recommends --no-suggests \
         --no-conflicts --no-breaks --no-replaces --no-enhances "${sysroot_packages[@]}" | grep '^[a-z0-9]' | sort -u)
     rm -rf "$debs"
     mkdir -p "$debs"
-    (cd "$debs" && private_apt "$apt" "${arch[@]}" download -qq "${packages[@]}")
+    (cd "$debs" && arm64_apt apt-get "$apt" "${arch[@]}" download -qq "${packages[@]}")
     rm -rf "$arm64_sysroot" "$arm64_sysroot.new"
     mkdir -p "$arm64_sysroot.new"
     local deb
@@ -214,40 +181,9 @@ swift_sdk() {
     mkdir -p "$bundle/aarch64"
     in_chroot --bind-ro "$PWD/scripts/arm64" -- \
         clang --target=aarch64-unknown-linux-gnu --sysroot="$arm64_sysroot" -O2 -fPIC -Wall -Werror -c "$PWD/$shim" -o "$bundle/aarch64/isoc23-shim.o"
-    cat >"$bundle/info.json" <<JSON
-{
-  "schemaVersion": "1.0",
-  "artifacts": {
-    "$sdk_name": {
-      "type": "swiftSDK",
-      "version": "$swift_version",
-      "variants": [{ "path": "aarch64", "supportedTriples": ["x86_64-unknown-linux-gnu", "x86_64-pc-linux-gnu"] }]
-    }
-  }
-}
-JSON
-    cat >"$bundle/aarch64/swift-sdk.json" <<JSON
-{
-  "schemaVersion": "4.0",
-  "targetTriples": {
-    "aarch64-unknown-linux-gnu": {
-      "sdkRootPath": "$arm64_sysroot",
-      "swiftResourcesPath": "$arm64_sysroot/usr/lib/swift",
-      "swiftStaticResourcesPath": "$arm64_sysroot/usr/lib/swift_static",
-      "toolsetPaths": ["toolset.json"]
-    }
-  }
-}
-JSON
     # lld links: sid's BFD ld refuses --icf=safe and sid has no gold. The shim's object is one
     # more input of every link.
-    cat >"$bundle/aarch64/toolset.json" <<JSON
-{
-  "schemaVersion": "1.0",
-  "swiftCompiler": { "extraCLIOptions": ["-use-ld=lld"] },
-  "linker": { "extraCLIOptions": ["$bundle/aarch64/isoc23-shim.o"] }
-}
-JSON
+    write_swift_sdk "$bundle" "$sdk_name" "$swift_version" '"-use-ld=lld"' "\"$bundle/aarch64/isoc23-shim.o\""
     echo "$recipe" >"$bundle/.geoattrd-recipe"
 }
 
