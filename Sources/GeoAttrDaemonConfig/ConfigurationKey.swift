@@ -63,39 +63,17 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         switch self {
         case .gpsdEnabled: .bool(\.gpsdEnabled, .reload)
         case .gpsdEndpoint:
-            .custom(
-                .string, flag: "gpsd", .reload,
-                read: { reader, key, configuration in
-                    let text = reader.string(forKey: key.configKey, default: configuration.gpsdEndpoint.description)
-                    guard let endpoint = GPSDEndpoint(parsing: text) else {
-                        throw ConfigurationError(key: key.name, problem: "expected HOST:PORT, for example 127.0.0.1:2947; got '\(text)'")
-                    }
-                    configuration.gpsdEndpoint = endpoint
-                },
-                effective: { $0.gpsdEndpoint.description })
+            .checked(
+                .string, \.gpsdEndpoint, flag: "gpsd", .reload, read: { $0.string(forKey: $1, default: $2.description) },
+                convert: GPSDEndpoint.init(parsing:), problem: { "expected HOST:PORT, for example 127.0.0.1:2947; got '\($0)'" },
+                effective: \.description)
         case .gpsdFirstReportWait:
-            .custom(
-                .double, .reload,
-                read: { reader, key, configuration in
-                    let seconds = reader.double(forKey: key.configKey, default: configuration.fixRules.firstReportWait.secondsValue)
-                    guard seconds.isFinite, (0...60).contains(seconds) else {
-                        throw ConfigurationError(key: key.name, problem: "expected 0 to 60 seconds (0: no wait); got \(seconds)")
-                    }
-                    configuration.fixRules.firstReportWait = .milliseconds(Int64((seconds * 1000).rounded()))
-                },
-                effective: { EffectiveValue.number($0.fixRules.firstReportWait.secondsValue) })
+            .seconds(\.fixRules.firstReportWait, minimum: 0, maximum: 60, problem: "expected 0 to 60 seconds (0: no wait)", .reload)
         case .fixTimeout: .seconds(\.fixRules.timeout, minimum: 0.1, .reload)
         case .fixMinimumMode:
-            .custom(
-                .int, .reload,
-                read: { reader, key, configuration in
-                    let mode = reader.int(forKey: key.configKey, default: configuration.fixRules.minimumMode.rawValue)
-                    guard let minimumMode = FixMode(rawValue: mode) else {
-                        throw ConfigurationError(key: key.name, problem: "expected 2 or 3; got \(mode)")
-                    }
-                    configuration.fixRules.minimumMode = minimumMode
-                },
-                effective: { "\($0.fixRules.minimumMode.rawValue)" })
+            .checked(
+                .int, \.fixRules.minimumMode, .reload, read: { $0.int(forKey: $1, default: $2.rawValue) },
+                convert: FixMode.init(rawValue:), problem: { "expected 2 or 3; got \($0)" }, effective: { "\($0.rawValue)" })
         case .fixMaximumError: .positive(\.fixRules.maximumErrorMeters, .reload)
         case .fixFallbackError: .positive(\.fixRules.timeoutFallbackErrorMeters, .reload)
         case .fixAcceptUnknownError: .bool(\.fixRules.acceptUnknownError, .reload)
@@ -108,16 +86,7 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         case .refreshBurst: .int(\.schedule.refreshBurst, 0...10_000, .reload)
         case .refreshInterval: .seconds(\.schedule.refreshInterval, minimum: 0.001, .reload)
         case .placesStationaryDistance:
-            .custom(
-                .double, .reload,
-                read: { reader, key, configuration in
-                    let meters = reader.double(forKey: key.configKey, default: configuration.schedule.stationaryDistanceMeters)
-                    guard meters.isFinite, meters >= 0 else {
-                        throw ConfigurationError(key: key.name, problem: "expected 0 or more metres; got \(meters)")
-                    }
-                    configuration.schedule.stationaryDistanceMeters = meters
-                },
-                effective: { EffectiveValue.number($0.schedule.stationaryDistanceMeters) })
+            .number(\.schedule.stationaryDistanceMeters, expected: "0 or more metres", .reload) { $0 >= 0 }
         case .stateFile: .path(\.stateFile, flag: "state-file", .restart)
         case .stateDefault: .choice(\.defaultPower, expected: "foreground or background", .restart)
         case .stateDirectory: .path(\.stateDirectory, flag: "state-dir", .restart)
@@ -127,13 +96,8 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         case .staticError: .staticCoordinate(\.staticError)
         case .indexPath:
             // Empty in the file: the installed index.
-            .custom(
-                .string, flag: "index", .restart,
-                read: { reader, key, configuration in
-                    guard let text = reader.string(forKey: key.configKey), !text.isEmpty else { return }
-                    configuration.indexPath = try KeyDeclaration.absolutePath(text, key)
-                },
-                effective: { $0.indexPath })
+            .optionalPath(
+                \.indexPath, flag: "index", .restart, empty: IndexLocator.installedIndex, wrap: { $0 }, unwrap: { $0 })
         case .socketPath: .path(\.socketPath, flag: "socket", .restart)
         case .socketMode: .octalMode(\.socketMode, example: "0660", .restart)
         case .apiHeadTimeout: .seconds(\.limits.headTimeout, minimum: 0.05, .restart)
@@ -170,31 +134,9 @@ package enum ConfigurationKey: String, CaseIterable, Sendable, Hashable {
         case .outputsMode: .octalMode(\.outputMode, example: "0640", .reload)
         case .accessDefaultLevel: .choice(\.accessDefault, expected: KeyDeclaration.levelNames, .reload)
         case .accessRules:
-            .custom(
-                .stringArray, .reload,
-                read: { reader, key, configuration in
-                    for text in reader.stringArray(forKey: key.configKey, default: []) {
-                        do {
-                            configuration.accessRules.append(try AccessPolicy.parseRule(text))
-                        } catch {
-                            throw ConfigurationError(key: key.name, problem: "\(error)")
-                        }
-                    }
-                },
-                effective: { EffectiveValue.list($0.accessRules) })
+            .list(\.accessRules, .reload, parse: { try AccessPolicy.parseRule($0) }, problem: { _, error in "\(error)" })
         case .accessMutate:
-            .custom(
-                .stringArray, .reload,
-                read: { reader, key, configuration in
-                    for text in reader.stringArray(forKey: key.configKey, default: []) {
-                        do {
-                            configuration.accessMutators.append(try AccessPolicy.parseSubject(text))
-                        } catch {
-                            throw ConfigurationError(key: key.name, problem: "'\(text)': expected uid:N or gid:N")
-                        }
-                    }
-                },
-                effective: { EffectiveValue.list($0.accessMutators) })
+            .list(\.accessMutators, .reload, parse: { try AccessPolicy.parseSubject($0) }, problem: { text, _ in "'\(text)': expected uid:N or gid:N" })
         case .logLevel:
             .choice(\.logLevel, flag: "log-level", expected: "trace, debug, info, notice, warning, error or critical", .reload)
         }

@@ -1,9 +1,9 @@
 import Configuration
 import GeoAttrCore
 
-/// What a configuration key is, beyond its name: built by the helpers below for the common
-/// shapes (a switch, seconds, a number in a range, a path, a named choice, an octal mode), by
-/// `custom` for the rest.
+/// What a configuration key is, beyond its name: built by `checked` for a value read, checked
+/// and stored (the helpers below are its common shapes: a switch, seconds, a number above 0, a
+/// number in a range, a path, a named choice, an octal mode, a list), by `custom` for the rest.
 struct KeyDeclaration {
     var type: ConfigType
     var flag: String?
@@ -19,84 +19,95 @@ struct KeyDeclaration {
         KeyDeclaration(type: type, flag: flag, applied: applied, read: read, effective: effective)
     }
 
-    static func bool(_ path: WritableKeyPath<DaemonConfiguration, Bool>, _ applied: ConfigurationKey.Applied) -> KeyDeclaration {
-        custom(
-            .bool, applied,
-            read: { reader, key, configuration in
-                configuration[keyPath: path] = reader.bool(forKey: key.configKey, default: configuration[keyPath: path])
-            },
-            effective: { "\($0[keyPath: path])" })
-    }
-
-    /// A duration in seconds, at least `minimum`, at most ten years; kept to the millisecond.
-    static func seconds(
-        _ path: WritableKeyPath<DaemonConfiguration, Duration>, minimum: Double, _ applied: ConfigurationKey.Applied
+    /// A value read from the sources as `Raw` (the setting's current value standing as the
+    /// default), made the setting by `convert`; `nil` refuses it with `problem`'s sentence.
+    static func checked<Raw, Value>(
+        _ type: ConfigType, _ path: WritableKeyPath<DaemonConfiguration, Value>, flag: String? = nil,
+        _ applied: ConfigurationKey.Applied,
+        read raw: @escaping (ConfigReader, ConfigKey, Value) -> Raw,
+        convert: @escaping (Raw) -> Value?, problem: @escaping (Raw) -> String,
+        effective: @escaping (Value) -> String
     ) -> KeyDeclaration {
         custom(
-            .double, applied,
+            type, flag: flag, applied,
             read: { reader, key, configuration in
-                let seconds = reader.double(forKey: key.configKey, default: configuration[keyPath: path].secondsValue)
-                guard seconds.isFinite, seconds >= minimum, seconds <= 10 * 365 * 86_400 else {
-                    throw ConfigurationError(key: key.name, problem: "expected seconds, at least \(minimum); got \(seconds)")
-                }
-                configuration[keyPath: path] = .milliseconds(Int64((seconds * 1000).rounded()))
+                let value = raw(reader, key.configKey, configuration[keyPath: path])
+                guard let converted = convert(value) else { throw ConfigurationError(key: key.name, problem: problem(value)) }
+                configuration[keyPath: path] = converted
             },
-            effective: { EffectiveValue.number($0[keyPath: path].secondsValue) })
+            effective: { effective($0[keyPath: path]) })
+    }
+
+    static func bool(_ path: WritableKeyPath<DaemonConfiguration, Bool>, _ applied: ConfigurationKey.Applied) -> KeyDeclaration {
+        checked(
+            .bool, path, applied, read: { $0.bool(forKey: $1, default: $2) }, convert: { $0 }, problem: { _ in "" },
+            effective: { "\($0)" })
+    }
+
+    /// A duration in seconds within `range` (by default at least `minimum`, at most ten years),
+    /// kept to the millisecond.
+    static func seconds(
+        _ path: WritableKeyPath<DaemonConfiguration, Duration>, minimum: Double, maximum: Double = 10 * 365 * 86_400,
+        problem: String? = nil, _ applied: ConfigurationKey.Applied
+    ) -> KeyDeclaration {
+        checked(
+            .double, path, applied, read: { $0.double(forKey: $1, default: $2.secondsValue) },
+            convert: { seconds in
+                guard seconds.isFinite, seconds >= minimum, seconds <= maximum else { return nil }
+                return .milliseconds(Int64((seconds * 1000).rounded()))
+            },
+            problem: { "\(problem ?? "expected seconds, at least \(minimum)"); got \($0)" },
+            effective: { EffectiveValue.number($0.secondsValue) })
+    }
+
+    /// A finite number accepted by `isValid`; `expected` says which.
+    static func number(
+        _ path: WritableKeyPath<DaemonConfiguration, Double>, expected: String, _ applied: ConfigurationKey.Applied,
+        isValid: @escaping (Double) -> Bool
+    ) -> KeyDeclaration {
+        checked(
+            .double, path, applied, read: { $0.double(forKey: $1, default: $2) },
+            convert: { $0.isFinite && isValid($0) ? $0 : nil }, problem: { "expected \(expected); got \($0)" },
+            effective: { EffectiveValue.number($0) })
     }
 
     /// A number above 0.
     static func positive(_ path: WritableKeyPath<DaemonConfiguration, Double>, _ applied: ConfigurationKey.Applied) -> KeyDeclaration {
-        custom(
-            .double, applied,
-            read: { reader, key, configuration in
-                let number = reader.double(forKey: key.configKey, default: configuration[keyPath: path])
-                guard number.isFinite, number > 0 else {
-                    throw ConfigurationError(key: key.name, problem: "expected a number above 0; got \(number)")
-                }
-                configuration[keyPath: path] = number
-            },
-            effective: { EffectiveValue.number($0[keyPath: path]) })
+        number(path, expected: "a number above 0", applied) { $0 > 0 }
     }
 
     /// A whole number within `range`.
     static func int(
         _ path: WritableKeyPath<DaemonConfiguration, Int>, _ range: ClosedRange<Int>, _ applied: ConfigurationKey.Applied
     ) -> KeyDeclaration {
-        custom(
-            .int, applied,
-            read: { reader, key, configuration in
-                let number = reader.int(forKey: key.configKey, default: configuration[keyPath: path])
-                guard range.contains(number) else {
-                    throw ConfigurationError(key: key.name, problem: "expected \(range.lowerBound) to \(range.upperBound); got \(number)")
-                }
-                configuration[keyPath: path] = number
-            },
-            effective: { "\($0[keyPath: path])" })
+        checked(
+            .int, path, applied, read: { $0.int(forKey: $1, default: $2) }, convert: { range.contains($0) ? $0 : nil },
+            problem: { "expected \(range.lowerBound) to \(range.upperBound); got \($0)" }, effective: { "\($0)" })
     }
 
     /// An absolute path, without a trailing slash.
     static func path(
         _ path: WritableKeyPath<DaemonConfiguration, String>, flag: String? = nil, _ applied: ConfigurationKey.Applied
     ) -> KeyDeclaration {
-        custom(
-            .string, flag: flag, applied,
-            read: { reader, key, configuration in
-                configuration[keyPath: path] = try absolutePath(reader.string(forKey: key.configKey, default: configuration[keyPath: path]), key)
-            },
-            effective: { $0[keyPath: path] })
+        checked(
+            .string, path, flag: flag, applied, read: { $0.string(forKey: $1, default: $2) }, convert: absolutePath,
+            problem: { "expected an absolute path; got '\($0)'" }, effective: { $0 })
+    }
+
+    /// An absolute path, or empty (or absent) for none; `empty` stands for none in the setting.
+    static func optionalPath<Value>(
+        _ path: WritableKeyPath<DaemonConfiguration, Value>, flag: String? = nil, _ applied: ConfigurationKey.Applied,
+        empty: Value, wrap: @escaping (String) -> Value, unwrap: @escaping (Value) -> String
+    ) -> KeyDeclaration {
+        checked(
+            .string, path, flag: flag, applied, read: { $0.string(forKey: $1) ?? unwrap($2) },
+            convert: { $0.isEmpty ? empty : absolutePath($0).map(wrap) },
+            problem: { "expected an absolute path; got '\($0)'" }, effective: unwrap)
     }
 
     /// An absolute path, or empty (or absent) for none.
-    static func optionalPath(
-        _ path: WritableKeyPath<DaemonConfiguration, String?>, _ applied: ConfigurationKey.Applied
-    ) -> KeyDeclaration {
-        custom(
-            .string, applied,
-            read: { reader, key, configuration in
-                guard let text = reader.string(forKey: key.configKey), !text.isEmpty else { return }
-                configuration[keyPath: path] = try absolutePath(text, key)
-            },
-            effective: { $0[keyPath: path] ?? "" })
+    static func optionalPath(_ path: WritableKeyPath<DaemonConfiguration, String?>, _ applied: ConfigurationKey.Applied) -> KeyDeclaration {
+        optionalPath(path, applied, empty: nil, wrap: { $0 }, unwrap: { $0 ?? "" })
     }
 
     /// One of a type's names (`foreground`, `info`, ...); `expected` lists them for the error.
@@ -104,32 +115,38 @@ struct KeyDeclaration {
         _ path: WritableKeyPath<DaemonConfiguration, Value>, flag: String? = nil, expected: String,
         _ applied: ConfigurationKey.Applied
     ) -> KeyDeclaration {
-        custom(
-            .string, flag: flag, applied,
-            read: { reader, key, configuration in
-                let text = reader.string(forKey: key.configKey, default: configuration[keyPath: path].rawValue)
-                guard let value = Value(rawValue: text) else {
-                    throw ConfigurationError(key: key.name, problem: "expected \(expected); got '\(text)'")
-                }
-                configuration[keyPath: path] = value
-            },
-            effective: { $0[keyPath: path].rawValue })
+        checked(
+            .string, path, flag: flag, applied, read: { $0.string(forKey: $1, default: $2.rawValue) },
+            convert: { Value(rawValue: $0) }, problem: { "expected \(expected); got '\($0)'" }, effective: \.rawValue)
     }
 
     /// A file mode in octal (`example` shows one).
     static func octalMode(
         _ path: WritableKeyPath<DaemonConfiguration, UInt32>, example: String, _ applied: ConfigurationKey.Applied
     ) -> KeyDeclaration {
+        checked(
+            .string, path, applied, read: { $0.string(forKey: $1, default: "0" + String($2, radix: 8)) },
+            convert: { text in UInt32(text, radix: 8).flatMap { $0 <= 0o777 ? $0 : nil } },
+            problem: { "expected an octal file mode like \(example); got '\($0)'" }, effective: { "0" + String($0, radix: 8) })
+    }
+
+    /// A list of items, each parsed alone; `problem` says what is wrong with one.
+    static func list<Item: CustomStringConvertible>(
+        _ path: WritableKeyPath<DaemonConfiguration, [Item]>, _ applied: ConfigurationKey.Applied,
+        parse: @escaping (String) throws -> Item, problem: @escaping (String, any Error) -> String
+    ) -> KeyDeclaration {
         custom(
-            .string, applied,
+            .stringArray, applied,
             read: { reader, key, configuration in
-                let text = reader.string(forKey: key.configKey, default: "0" + String(configuration[keyPath: path], radix: 8))
-                guard let mode = UInt32(text, radix: 8), mode <= 0o777 else {
-                    throw ConfigurationError(key: key.name, problem: "expected an octal file mode like \(example); got '\(text)'")
+                for text in reader.stringArray(forKey: key.configKey, default: []) {
+                    do {
+                        configuration[keyPath: path].append(try parse(text))
+                    } catch {
+                        throw ConfigurationError(key: key.name, problem: problem(text, error))
+                    }
                 }
-                configuration[keyPath: path] = mode
             },
-            effective: { "0" + String($0[keyPath: path], radix: 8) })
+            effective: { EffectiveValue.list($0[keyPath: path]) })
     }
 
     /// A coordinate of the static location: read when set; printed only when the location is
@@ -147,10 +164,8 @@ struct KeyDeclaration {
     /// The precision levels, most precise first, as an error lists them.
     static let levelNames = "exact, postal, locality, region, country or none"
 
-    static func absolutePath(_ path: String, _ key: ConfigurationKey) throws -> String {
-        guard path.hasPrefix("/"), !path.contains("\0"), path.count > 1 else {
-            throw ConfigurationError(key: key.name, problem: "expected an absolute path; got '\(path)'")
-        }
+    static func absolutePath(_ path: String) -> String? {
+        guard path.hasPrefix("/"), !path.contains("\0"), path.count > 1 else { return nil }
         return path.hasSuffix("/") ? String(path.dropLast()) : path
     }
 }

@@ -14,13 +14,15 @@ public struct StatusDocument: Sendable, Hashable, Codable {
         /// On success: whether the fix was a fallback.
         public var fallback: Bool?
 
-        public init(trigger: String, startedAt: String, endedAt: String, result: String, error: String?, fallback: Bool?) {
+        /// An attempt that ended in a fix (`failure` nil; `fallback` says whether it was one) or in
+        /// a failure (its error code and what it said; `fallback` is not reported).
+        public init(trigger: String, startedAt: String, endedAt: String, failure: (code: String, message: String)?, fallback: Bool) {
             self.trigger = trigger
             self.startedAt = startedAt
             self.endedAt = endedAt
-            self.result = result
-            self.error = error
-            self.fallback = fallback
+            result = failure?.code ?? "fix"
+            error = failure?.message
+            self.fallback = failure == nil ? fallback : nil
         }
 
         enum CodingKeys: String, CodingKey {

@@ -12,8 +12,7 @@ extension StatusDocument {
             lastAttempt: status.lastAttempt.map { attempt in
                 Attempt(
                     trigger: attempt.trigger.rawValue, startedAt: attempt.startedAt.iso8601, endedAt: attempt.endedAt.iso8601,
-                    result: attempt.error?.code ?? "fix", error: attempt.error?.description,
-                    fallback: attempt.error == nil ? attempt.fallback : nil)
+                    failure: attempt.error.map { ($0.code, $0.description) }, fallback: attempt.fallback)
             },
             nextFixAt: status.nextFixAt?.iso8601,
             refreshTokens: status.refreshTokens,
