@@ -91,13 +91,9 @@ public actor Scheduler: Service {
             store.publish(restored)
         }
         let budgetLeft = configuration.refreshBurst
-        store.updateStatus { status in
+        store.updateSchedulerStatus { status in
             status.powerState = initialPower
             status.refreshTokens = budgetLeft
-            status.indexVersion = geocoders.geocoder?.indexVersion
-            if geocoders.geocoder == nil {
-                status.degraded = ["no geocoder index: serving location attributes only"]
-            }
         }
     }
 
@@ -197,12 +193,12 @@ public actor Scheduler: Service {
         }
         logger.info("state changed", metadata: ["from": "\(power.rawValue)", "to": "\(state.rawValue)", "origin": "\(origin)"])
         power = state
-        store.updateStatus { $0.powerState = state }
+        store.updateSchedulerStatus { $0.powerState = state }
         if state == .background, let attempt = inFlight {
             logger.info("background: cancelling the fix in flight and releasing gpsd")
             attempt.task.cancel()
             inFlight = nil
-            store.updateStatus { $0.fixInFlight = false }
+            store.updateSchedulerStatus { $0.fixInFlight = false }
             completeWaiters(.failure(.cancelled))
         }
     }
@@ -221,7 +217,7 @@ public actor Scheduler: Service {
             logger.notice(
                 "refresh refused: the refresh budget is spent",
                 metadata: ["origin": "\(origin)", "retry_after_s": "\(retryAfter.components.seconds + 1)"])
-            store.updateStatus { $0.refreshesRefused += 1 }
+            store.updateSchedulerStatus { $0.refreshesRefused += 1 }
             SchedulerMetrics.refresh("refused")
             reply(.refused(retryAfter: retryAfter))
             return
@@ -229,7 +225,7 @@ public actor Scheduler: Service {
         let left = budget.available(at: now)
         logger.info("refresh accepted: taking a fix now", metadata: ["origin": "\(origin)", "tokens_left": "\(left)"])
         SchedulerMetrics.refresh("accepted")
-        store.updateStatus {
+        store.updateSchedulerStatus {
             $0.refreshesAccepted += 1
             $0.refreshTokens = left
         }
@@ -244,7 +240,7 @@ public actor Scheduler: Service {
         policy.stationaryDistanceMeters = new.stationaryDistanceMeters
         configuration = new
         let left = budget.available(at: now)
-        store.updateStatus { $0.refreshTokens = left }
+        store.updateSchedulerStatus { $0.refreshTokens = left }
         logger.info("schedule reconfigured", metadata: ["ttl_s": "\(new.ttl.components.seconds)"])
     }
 
@@ -259,7 +255,7 @@ public actor Scheduler: Service {
             servingFallback = false
             failures = 0
             retryAt = nil
-            store.updateStatus {
+            store.updateSchedulerStatus {
                 $0.fixInFlight = false
                 $0.gpsdReachable = fix.origin == .gps ? true : $0.gpsdReachable
                 $0.lastAttempt = AttemptRecord(
@@ -276,7 +272,7 @@ public actor Scheduler: Service {
                 retryAt = .now + delay
                 logger.info("retrying", metadata: ["in_s": "\(delay.components.seconds)", "failures": "\(failures)"])
             }
-            store.updateStatus {
+            store.updateSchedulerStatus {
                 $0.fixInFlight = false
                 if case .gpsdUnreachable = error { $0.gpsdReachable = false } else { $0.gpsdReachable = true }
                 $0.lastAttempt = AttemptRecord(trigger: attempt.trigger, startedAt: attempt.startedAt, endedAt: endedAt, error: error)
@@ -341,11 +337,11 @@ public actor Scheduler: Service {
                 startAttempt(.schedule)
             } else {
                 let inSeconds = (due - now).components.seconds
-                store.updateStatus { $0.nextFixAt = UTCTimestamp.now().adding(seconds: inSeconds) }
+                store.updateSchedulerStatus { $0.nextFixAt = UTCTimestamp.now().adding(seconds: inSeconds) }
                 wake = min(wake ?? due, due)
             }
         } else {
-            store.updateStatus { $0.nextFixAt = nil }
+            store.updateSchedulerStatus { $0.nextFixAt = nil }
         }
         if let wake { armTimer(at: wake) }
     }
@@ -374,7 +370,7 @@ public actor Scheduler: Service {
             events.yield(.attemptEnded(id: id, result))
         }
         inFlight = Attempt(id: id, task: task, trigger: trigger, startedAt: .now())
-        store.updateStatus {
+        store.updateSchedulerStatus {
             $0.fixInFlight = true
             $0.nextFixAt = nil
         }

@@ -31,7 +31,7 @@ enum RefreshEndpoint {
                 return response(to: answer, waited: wait != nil) { result in
                     AttributeView(
                         served: ServedResult(result: result, obtainedAt: .now), grant: grant, ttl: ttl,
-                        state: store.status.powerState)
+                        state: store.powerState)
                 }
             })
     }
