@@ -231,7 +231,7 @@ public actor Scheduler: Service {
         }
         if let completion { waiters.append(completion) }
         startAttempt(.refresh)
-        reply(.started)
+        reply(.accepted)
     }
 
     private func apply(_ new: ScheduleConfiguration) {

@@ -173,11 +173,11 @@ struct SchedulerTests {
     func refreshCoalescingAndBudget() async {
         let source = ScriptedFixSource([.fix(latitude: 1, longitude: 1)], delay: .milliseconds(300))
         let harness = start(source, configure: { $0.refreshBurst = 2; $0.refreshInterval = .seconds(3600) }, power: .background)
-        #expect(await harness.scheduler.requestRefresh(origin: "test") == .started)
+        #expect(await harness.scheduler.requestRefresh(origin: "test") == .accepted)
         #expect(await harness.scheduler.requestRefresh(origin: "test") == .joined)
         #expect(await harness.scheduler.requestRefresh(origin: "test") == .joined)
         #expect(await eventually { harness.store.served != nil && !harness.store.status.scheduler.fixInFlight })
-        #expect(await harness.scheduler.requestRefresh(origin: "test") == .started)
+        #expect(await harness.scheduler.requestRefresh(origin: "test") == .accepted)
         #expect(await eventually { !harness.store.status.scheduler.fixInFlight && source.callCount == 2 })
         guard case .refused(let retryAfter) = await harness.scheduler.requestRefresh(origin: "test") else {
             Issue.record("expected the third forced fix to be refused")
