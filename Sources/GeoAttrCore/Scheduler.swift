@@ -207,7 +207,7 @@ public actor Scheduler: Service {
         let now = ContinuousClock.now
         if inFlight != nil {
             logger.info("refresh requested: joins the fix in flight", metadata: ["origin": "\(origin)"])
-            SchedulerMetrics.refresh("joined")
+            SchedulerMetrics.refresh(.joined)
             if let completion { waiters.append(completion) }
             reply(.joined)
             return
@@ -218,13 +218,14 @@ public actor Scheduler: Service {
                 "refresh refused: the refresh budget is spent",
                 metadata: ["origin": "\(origin)", "retry_after_s": "\(retryAfter.components.seconds + 1)"])
             store.updateSchedulerStatus { $0.refreshesRefused += 1 }
-            SchedulerMetrics.refresh("refused")
-            reply(.refused(retryAfter: retryAfter))
+            let outcome = RefreshOutcome.refused(retryAfter: retryAfter)
+            SchedulerMetrics.refresh(outcome)
+            reply(outcome)
             return
         }
         let left = budget.available(at: now)
         logger.info("refresh accepted: taking a fix now", metadata: ["origin": "\(origin)", "tokens_left": "\(left)"])
-        SchedulerMetrics.refresh("accepted")
+        SchedulerMetrics.refresh(.accepted)
         store.updateSchedulerStatus {
             $0.refreshesAccepted += 1
             $0.refreshTokens = left
