@@ -312,7 +312,8 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrdTests",
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", .product(name: "Logging", package: "swift-log")]
+            // GeoAttrCore: the metric catalogue, which /metrics must expose exactly.
+            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrCore", "GeoAttrModel", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "GeoIndexTests",

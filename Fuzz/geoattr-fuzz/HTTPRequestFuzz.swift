@@ -71,7 +71,7 @@ struct HTTPRequestFuzz: FuzzHarness {
             ],
             defaultGrant: Grant(level: .exact), mutators: [], daemonUID: 999)
         context = ServerContext(
-            store: store, scheduler: scheduler, policy: policy, schedule: schedule, limits: ServerLimits(),
+            store: store.reader, scheduler: scheduler, policy: policy, schedule: schedule, limits: ServerLimits(),
             registry: registry, logger: logger)
     }
 

@@ -57,7 +57,7 @@ struct HTTPSocketFuzz: FuzzHarness {
             logger: logger)
         socketPath = Scratch.path("api.sock")
         let server = APIServer(
-            listening: .path(socketPath, mode: 0o600), store: store, scheduler: scheduler,
+            listening: .path(socketPath, mode: 0o600), store: store.reader, scheduler: scheduler,
             policy: AccessPolicy(daemonUID: getuid()), schedule: schedule, limits: ServerLimits(), registry: registry,
             logger: logger)
         let started = runBlocking { () async -> String? in

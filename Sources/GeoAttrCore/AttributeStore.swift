@@ -18,8 +18,9 @@ public struct ServedResult: Sendable, Hashable {
 }
 
 /// The one interface between the scheduler and the servers: the current result and status,
-/// and a stream of changes. The socket server reads this and never reaches into the scheduler
-/// or the cache.
+/// and a stream of changes. Its writers are the scheduler (the result and its part of the
+/// status), the index's reloader and the configuration reload; the API server gets its
+/// `reader` and never writes.
 public final class AttributeStore: Sendable {
     private struct State {
         var served: ServedResult?
@@ -37,11 +38,11 @@ public final class AttributeStore: Sendable {
 
     public var served: ServedResult? { state.withLock { $0.served } }
     public var status: DaemonStatus { state.withLock { $0.status } }
-    public var powerState: PowerState { state.withLock { $0.status.powerState } }
+    public var powerState: PowerState { state.withLock { $0.status.scheduler.powerState } }
 
     /// The served result and the power state, read together (one lock: the API's hot path).
     public var servedAndPowerState: (served: ServedResult?, powerState: PowerState) {
-        state.withLock { ($0.served, $0.status.powerState) }
+        state.withLock { ($0.served, $0.status.scheduler.powerState) }
     }
 
     /// Replaces the served result in one step and notifies the subscribers.
@@ -62,16 +63,28 @@ public final class AttributeStore: Sendable {
         for subscriber in subscribers { subscriber.yield(nil) }
     }
 
-    public func updateStatus(_ change: (inout DaemonStatus) -> Void) {
+    /// The scheduler's part of the status: the scheduler is its one writer.
+    public func updateSchedulerStatus(_ change: (inout SchedulerStatus) -> Void) {
         let (changed, subscribers) = state.withLock { state -> (PowerState?, [AsyncStream<PowerState>.Continuation]) in
-            let before = state.status.powerState
-            change(&state.status)
-            let after = state.status.powerState
+            let before = state.status.scheduler.powerState
+            change(&state.status.scheduler)
+            let after = state.status.scheduler.powerState
             return before == after ? (nil, []) : (after, Array(state.powerSubscribers.values))
         }
         if let changed {
             for subscriber in subscribers { subscriber.yield(changed) }
         }
+    }
+
+    /// The index in service and the last refusal: the index's reloader is its one writer.
+    public func publishIndexState(_ index: IndexState) {
+        state.withLock { $0.status.index = index }
+    }
+
+    /// Why the last configuration reload was refused, `nil` once one is applied: the reload is
+    /// its one writer.
+    public func publishReloadRefusal(_ reason: String?) {
+        state.withLock { $0.status.reloadRefused = reason }
     }
 
     /// Every change of the power state (foreground/background), for status reporting.

@@ -1,10 +1,12 @@
 public import GeoAttrModel
 
 extension Scheduler {
-    /// What happened to a refresh request. A refused one is never queued.
+    /// What happened to a refresh request. A refused one is never queued. Outside the daemon an
+    /// accepted request is said as the API's `"refresh": "started"`, the status's
+    /// `refreshes_accepted` and the metric's `decision="accepted"`.
     public enum RefreshOutcome: Sendable, Hashable {
-        /// A forced fix started for this request.
-        case started
+        /// The budget paid for it: a forced fix started for this request.
+        case accepted
         /// A fix was already in flight; the request joins it and costs no token.
         case joined
         /// The refresh budget is spent; a token comes back after `retryAfter`.

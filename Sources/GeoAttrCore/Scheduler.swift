@@ -91,13 +91,9 @@ public actor Scheduler: Service {
             store.publish(restored)
         }
         let budgetLeft = configuration.refreshBurst
-        store.updateStatus { status in
+        store.updateSchedulerStatus { status in
             status.powerState = initialPower
             status.refreshTokens = budgetLeft
-            status.indexVersion = geocoders.geocoder?.indexVersion
-            if geocoders.geocoder == nil {
-                status.degraded = ["no geocoder index: serving location attributes only"]
-            }
         }
     }
 
@@ -197,12 +193,12 @@ public actor Scheduler: Service {
         }
         logger.info("state changed", metadata: ["from": "\(power.rawValue)", "to": "\(state.rawValue)", "origin": "\(origin)"])
         power = state
-        store.updateStatus { $0.powerState = state }
+        store.updateSchedulerStatus { $0.powerState = state }
         if state == .background, let attempt = inFlight {
             logger.info("background: cancelling the fix in flight and releasing gpsd")
             attempt.task.cancel()
             inFlight = nil
-            store.updateStatus { $0.fixInFlight = false }
+            store.updateSchedulerStatus { $0.fixInFlight = false }
             completeWaiters(.failure(.cancelled))
         }
     }
@@ -211,7 +207,7 @@ public actor Scheduler: Service {
         let now = ContinuousClock.now
         if inFlight != nil {
             logger.info("refresh requested: joins the fix in flight", metadata: ["origin": "\(origin)"])
-            SchedulerMetrics.refresh("joined")
+            SchedulerMetrics.refresh(.joined)
             if let completion { waiters.append(completion) }
             reply(.joined)
             return
@@ -221,21 +217,22 @@ public actor Scheduler: Service {
             logger.notice(
                 "refresh refused: the refresh budget is spent",
                 metadata: ["origin": "\(origin)", "retry_after_s": "\(retryAfter.components.seconds + 1)"])
-            store.updateStatus { $0.refreshesRefused += 1 }
-            SchedulerMetrics.refresh("refused")
-            reply(.refused(retryAfter: retryAfter))
+            store.updateSchedulerStatus { $0.refreshesRefused += 1 }
+            let outcome = RefreshOutcome.refused(retryAfter: retryAfter)
+            SchedulerMetrics.refresh(outcome)
+            reply(outcome)
             return
         }
         let left = budget.available(at: now)
         logger.info("refresh accepted: taking a fix now", metadata: ["origin": "\(origin)", "tokens_left": "\(left)"])
-        SchedulerMetrics.refresh("accepted")
-        store.updateStatus {
+        SchedulerMetrics.refresh(.accepted)
+        store.updateSchedulerStatus {
             $0.refreshesAccepted += 1
             $0.refreshTokens = left
         }
         if let completion { waiters.append(completion) }
         startAttempt(.refresh)
-        reply(.started)
+        reply(.accepted)
     }
 
     private func apply(_ new: ScheduleConfiguration) {
@@ -244,7 +241,7 @@ public actor Scheduler: Service {
         policy.stationaryDistanceMeters = new.stationaryDistanceMeters
         configuration = new
         let left = budget.available(at: now)
-        store.updateStatus { $0.refreshTokens = left }
+        store.updateSchedulerStatus { $0.refreshTokens = left }
         logger.info("schedule reconfigured", metadata: ["ttl_s": "\(new.ttl.components.seconds)"])
     }
 
@@ -259,7 +256,7 @@ public actor Scheduler: Service {
             servingFallback = false
             failures = 0
             retryAt = nil
-            store.updateStatus {
+            store.updateSchedulerStatus {
                 $0.fixInFlight = false
                 $0.gpsdReachable = fix.origin == .gps ? true : $0.gpsdReachable
                 $0.lastAttempt = AttemptRecord(
@@ -276,7 +273,7 @@ public actor Scheduler: Service {
                 retryAt = .now + delay
                 logger.info("retrying", metadata: ["in_s": "\(delay.components.seconds)", "failures": "\(failures)"])
             }
-            store.updateStatus {
+            store.updateSchedulerStatus {
                 $0.fixInFlight = false
                 if case .gpsdUnreachable = error { $0.gpsdReachable = false } else { $0.gpsdReachable = true }
                 $0.lastAttempt = AttemptRecord(trigger: attempt.trigger, startedAt: attempt.startedAt, endedAt: endedAt, error: error)
@@ -341,11 +338,11 @@ public actor Scheduler: Service {
                 startAttempt(.schedule)
             } else {
                 let inSeconds = (due - now).components.seconds
-                store.updateStatus { $0.nextFixAt = UTCTimestamp.now().adding(seconds: inSeconds) }
+                store.updateSchedulerStatus { $0.nextFixAt = UTCTimestamp.now().adding(seconds: inSeconds) }
                 wake = min(wake ?? due, due)
             }
         } else {
-            store.updateStatus { $0.nextFixAt = nil }
+            store.updateSchedulerStatus { $0.nextFixAt = nil }
         }
         if let wake { armTimer(at: wake) }
     }
@@ -374,7 +371,7 @@ public actor Scheduler: Service {
             events.yield(.attemptEnded(id: id, result))
         }
         inFlight = Attempt(id: id, task: task, trigger: trigger, startedAt: .now())
-        store.updateStatus {
+        store.updateSchedulerStatus {
             $0.fixInFlight = true
             $0.nextFixAt = nil
         }

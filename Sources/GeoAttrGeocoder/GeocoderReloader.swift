@@ -8,6 +8,9 @@ import Synchronization
 /// request (SIGHUP), the new file is opened and validated off the concurrency pool, then
 /// swapped in atomically: every lookup sees the old index or the new one, never a gap. A new
 /// file that fails validation is refused and the old index stays in service.
+///
+/// It owns the index's part of the status: after every load it publishes what is in service
+/// and what was refused, as one `IndexState`.
 public struct GeocoderReloader: Service {
     public typealias Loader = @Sendable (String) throws -> any Geocoding
 
@@ -16,28 +19,25 @@ public struct GeocoderReloader: Service {
     private let load: Loader
     private let logger: Logger
     private let onWatching: @Sendable () -> Void
-    private let onSwap: @Sendable ((any Geocoding)?) -> Void
-    private let onRefusal: @Sendable (String) -> Void
+    private let publish: @Sendable (IndexState) -> Void
     private let beforeWatch: @Sendable () -> Void
     /// The file the last load read (or tried to), shared by the copies of this value.
     private let lastRead = LastRead()
 
-    /// `onRefusal` gets the refused file's path and the reason, for the status an operator reads.
+    /// `publish` gets the index's state after every load that ends, for the status an operator reads.
     public init(
         path: String, slot: GeocoderSlot, logger: Logger, onWatching: @escaping @Sendable () -> Void = {},
-        onSwap: @escaping @Sendable ((any Geocoding)?) -> Void = { _ in },
-        onRefusal: @escaping @Sendable (String) -> Void = { _ in }, load: @escaping Loader
+        publish: @escaping @Sendable (IndexState) -> Void = { _ in }, load: @escaping Loader
     ) {
         self.init(
-            path: path, slot: slot, logger: logger, onWatching: onWatching, beforeWatch: {}, onSwap: onSwap, onRefusal: onRefusal,
-            load: load)
+            path: path, slot: slot, logger: logger, onWatching: onWatching, beforeWatch: {}, publish: publish, load: load)
     }
 
     /// - Parameter beforeWatch: runs just before the watch is put in place (FileWatcher's seam).
     package init(
         path: String, slot: GeocoderSlot, logger: Logger, onWatching: @escaping @Sendable () -> Void,
-        beforeWatch: @escaping @Sendable () -> Void, onSwap: @escaping @Sendable ((any Geocoding)?) -> Void,
-        onRefusal: @escaping @Sendable (String) -> Void, load: @escaping Loader
+        beforeWatch: @escaping @Sendable () -> Void, publish: @escaping @Sendable (IndexState) -> Void,
+        load: @escaping Loader
     ) {
         self.beforeWatch = beforeWatch
         self.path = path
@@ -45,8 +45,7 @@ public struct GeocoderReloader: Service {
         self.load = load
         self.logger = logger
         self.onWatching = onWatching
-        self.onSwap = onSwap
-        self.onRefusal = onRefusal
+        self.publish = publish
     }
 
     /// Loads the index now; `false` (and the old one kept) if the file is missing or invalid.
@@ -66,7 +65,7 @@ public struct GeocoderReloader: Service {
         case .some(.success(let geocoder)):
             let previous = slot.geocoder?.indexVersion
             slot.replace(with: geocoder)
-            onSwap(geocoder)
+            publish(.loaded(version: geocoder.indexVersion))
             logger.info(
                 "geocoder index in service",
                 metadata: ["index": "\(geocoder.indexVersion)", "previous": "\(previous ?? "none")", "reason": "\(reason)"])
@@ -75,7 +74,7 @@ public struct GeocoderReloader: Service {
             logger.error(
                 "geocoder index refused, \(slot.geocoder == nil ? "serving location attributes only" : "the previous index stays in service"): \(failure.description)",
                 metadata: ["path": "\(path)", "reason": "\(reason)"])
-            onRefusal("\(path): \(failure.description)")
+            publish(.refused(IndexRefusal(path: path, reason: failure.description), keeping: slot.geocoder?.indexVersion))
             return false
         case .none:
             logger.error("geocoder index not reloaded: no thread for the load")

@@ -20,8 +20,9 @@ import Darwin
 /// The HTTP/1.1 API on a Unix domain socket, on SwiftNIO's HTTP/1 codec; and, when configured,
 /// a second socket that answers `GET /metrics` alone through the same pipeline.
 ///
-/// It reads the served result and status from the `AttributeStore` and sends commands to the
-/// scheduler (`SchedulerCommands`); it never reaches into either's internals.
+/// It reads the served result and status through the `AttributeStore`'s read-only `reader` and
+/// sends commands to the scheduler (`SchedulerCommands`); it never reaches into either's
+/// internals, and changes nothing in the store itself.
 public final class APIServer: Service, Sendable {
     public enum Listening: Sendable {
         /// Bind a new socket at `path` with `mode`; removed at shutdown.
@@ -56,7 +57,7 @@ public final class APIServer: Service, Sendable {
     public init(
         listening: Listening,
         metricsListening: Listening? = nil,
-        store: AttributeStore,
+        store: AttributeReader,
         scheduler: any SchedulerCommands,
         policy: AccessPolicy,
         schedule: ScheduleConfiguration,
@@ -180,7 +181,8 @@ extension APIServer.Listening: CustomStringConvertible {
 
 /// Everything a connection needs, shared by all of them.
 package final class ServerContext: Sendable {
-    let store: AttributeStore
+    /// What is served and the status, read-only: changes go through `scheduler`.
+    let store: AttributeReader
     let scheduler: any SchedulerCommands
     let policy: Mutex<AccessPolicy>
     let limits: ServerLimits
@@ -224,7 +226,7 @@ package final class ServerContext: Sendable {
     }
 
     package init(
-        store: AttributeStore, scheduler: any SchedulerCommands, policy: AccessPolicy, schedule: ScheduleConfiguration,
+        store: AttributeReader, scheduler: any SchedulerCommands, policy: AccessPolicy, schedule: ScheduleConfiguration,
         limits: ServerLimits, registry: PrometheusCollectorRegistry?, logger: Logger
     ) {
         self.store = store

@@ -1,3 +1,4 @@
+import GeoAttrCore
 import GeoAttrModel
 import Prometheus
 import Synchronization
@@ -18,8 +19,8 @@ final class BuildInfoMetric: Sendable {
             if let current, current.indexVersion == index { return }
             if let previous = current { registry.unregisterGauge(previous.gauge) }
             let gauge = registry.makeGauge(
-                descriptor: MetricFamilies.descriptor("geoattrd_build_info"),
-                labels: [("version", ProductVersion.number), ("index_version", index)])
+                descriptor: MetricFamilies.descriptor(MetricCatalogue.buildInfo),
+                labels: MetricCatalogue.buildInfo.labels([ProductVersion.number, index]))
             gauge.set(Int64(1))
             current = Series(indexVersion: index, gauge: gauge)
         }

@@ -17,24 +17,24 @@ public struct DescribedMetricsFactory: MetricsFactory {
     }
 
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-        registry.makeCounter(descriptor: MetricFamilies.descriptor(label), labels: dimensions)
+        registry.makeCounter(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions)
     }
 
     public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-        registry.makeCounter(descriptor: MetricFamilies.descriptor(label), labels: dimensions)
+        registry.makeCounter(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions)
     }
 
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        guard aggregate else { return registry.makeGauge(descriptor: MetricFamilies.descriptor(label), labels: dimensions) }
-        return registry.makeValueHistogram(descriptor: MetricFamilies.descriptor(label), labels: dimensions, buckets: valueBuckets)
+        guard aggregate else { return registry.makeGauge(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions) }
+        return registry.makeValueHistogram(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions, buckets: valueBuckets)
     }
 
     public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(descriptor: MetricFamilies.descriptor(label), labels: dimensions)
+        registry.makeGauge(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions)
     }
 
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        registry.makeDurationHistogram(descriptor: MetricFamilies.descriptor(label), labels: dimensions, buckets: timerBuckets)
+        registry.makeDurationHistogram(descriptor: MetricFamilies.descriptor(label: label), labels: dimensions, buckets: timerBuckets)
     }
 
     public func destroyCounter(_ handler: any CounterHandler) {

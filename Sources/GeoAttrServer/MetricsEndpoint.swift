@@ -16,7 +16,7 @@ enum MetricsEndpoint {
             MetricsPublisher.recordCacheAge(served.age())
         }
         MetricsPublisher.recordUpdateSubscribers(server.store.updateSubscriberCount)
-        server.buildInfo.record(indexVersion: server.store.status.indexVersion, in: registry)
+        server.buildInfo.record(indexVersion: server.store.status.index.versionInService, in: registry)
         return .response(APIResponse(status: .ok, body: registry.emitToBuffer(), contentType: contentType))
     }
 }

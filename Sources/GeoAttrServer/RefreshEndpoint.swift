@@ -31,7 +31,7 @@ enum RefreshEndpoint {
                 return response(to: answer, waited: wait != nil) { result in
                     AttributeView(
                         served: ServedResult(result: result, obtainedAt: .now), grant: grant, ttl: ttl,
-                        state: store.status.powerState)
+                        state: store.powerState)
                 }
             })
     }
@@ -46,7 +46,7 @@ enum RefreshEndpoint {
             return .error(
                 .tooManyRequests, .refreshRefused, "the refresh budget is spent; a token comes back in \(seconds) s",
                 extraHeaders: [("retry-after", String(seconds))])
-        case .started, .joined:
+        case .accepted, .joined:
             guard waited else { return .json(RefreshDocument(outcome: answer.outcome), status: .accepted) }
             switch answer.result {
             case .some(.success(let result)):

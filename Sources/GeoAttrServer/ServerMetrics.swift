@@ -1,10 +1,11 @@
 import CoreMetrics
+import GeoAttrCore
 import Synchronization
 
 /// The API's metrics, through the swift-metrics API (the executable bootstraps Prometheus).
 /// None of them carries location data, so `/metrics` is safe for every precision level.
 final class ServerMetrics: Sendable {
-    let connectedClients = Gauge(label: "geoattrd_connected_clients")
+    let connectedClients = MetricCatalogue.connectedClients.gauge()
     /// Counters by endpoint and status, made once: a lookup is far cheaper than a factory call
     /// on every request.
     private let requests = Mutex<[RequestKey: Counter]>([:])
@@ -23,7 +24,7 @@ final class ServerMetrics: Sendable {
         let key = RequestKey(endpoint: endpoint, status: status)
         return requests.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: "geoattrd_requests_total", dimensions: [("endpoint", endpoint), ("status", String(status))])
+            let counter = MetricCatalogue.requests.counter(endpoint, String(status))
             counters[key] = counter
             return counter
         }

@@ -44,7 +44,7 @@ final class WatchStream: Sendable {
     private let outbox: NIOLoopBoundBox<LatestEventOutbox<String>>
     private let channel: any Channel
 
-    init(channel: any Channel, store: AttributeStore, grant: Grant, ttl: Duration, heartbeat: Duration, lastEventID: UInt64? = nil) {
+    init(channel: any Channel, store: AttributeReader, grant: Grant, ttl: Duration, heartbeat: Duration, lastEventID: UInt64? = nil) {
         let (finishStream, finishing) = AsyncStream.makeStream(of: Void.self)
         self.finishing = finishing
         let outbox = NIOLoopBoundBox(LatestEventOutbox<String>(), eventLoop: channel.eventLoop)
@@ -67,7 +67,7 @@ final class WatchStream: Sendable {
                     for await served in store.updates() {
                         guard let served, served.result.generation != lastGeneration else { continue }
                         lastGeneration = served.result.generation
-                        let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.status.powerState)
+                        let view = AttributeView(served: served, grant: grant, ttl: ttl, state: store.powerState)
                         var event = "id: \(served.result.generation)\nevent: attributes\ndata: "
                         event += String(decoding: AttributeFormat.json.render(view.answer), as: UTF8.self)
                         event += "\n\n"

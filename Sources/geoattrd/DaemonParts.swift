@@ -61,12 +61,12 @@ struct DaemonParts {
         let sockets = ServedSockets.choose(from: ListenFDs.take(), configuration: configuration, logger: logger)
         server = APIServer(
             listening: sockets.api, metricsListening: sockets.metrics,
-            store: store, scheduler: scheduler, policy: configuration.accessPolicy(),
+            store: store.reader, scheduler: scheduler, policy: configuration.accessPolicy(),
             schedule: configuration.schedule, limits: Self.limits(configuration: configuration, logger: logger),
             registry: registry, logger: Logger(label: "geoattrd.api"))
         outputs = FileOutputs(
             envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
-            settings: configuration.outputSettings(), ttl: configuration.schedule.ttl, store: store,
+            settings: configuration.outputSettings(), ttl: configuration.schedule.ttl, store: store.reader,
             logger: Logger(label: "geoattrd.outputs"))
         notifier = SystemdNotifier()
         self.store = store
@@ -87,13 +87,13 @@ struct DaemonParts {
             let started = ReloadRecord.now()
             switch await reload.reload() {
             case .applied(let pending):
-                store.updateStatus { $0.reloadRefused = nil }
+                store.publishReloadRefusal(nil)
                 Self.record(.applied, started: started, pending: pending, in: stateDirectory, logger: logger)
             case .refused(let reason):
-                store.updateStatus { $0.reloadRefused = reason }
+                store.publishReloadRefusal(reason)
                 Self.record(.refused, started: started, reason: reason, in: stateDirectory, logger: logger)
             }
-            notifier?.ready(status: SystemdIntegration.statusLine(store))
+            notifier?.ready(status: SystemdIntegration.statusLine(store.reader))
         }
         // Named only once SIGHUP is trapped: a reload sent to this pid before would kill it.
         Self.record(.started, started: ReloadRecord.now(), in: stateDirectory, logger: logger)
@@ -112,7 +112,7 @@ struct DaemonParts {
             .init(service: signals),
         ]
         if let notifier {
-            services.append(.init(service: SystemdIntegration(notifier: notifier, scheduler: scheduler, store: store, logger: logger)))
+            services.append(.init(service: SystemdIntegration(notifier: notifier, scheduler: scheduler, store: store.reader, logger: logger)))
         }
         // Watched even when missing: the geodata package may be installed after the daemon starts.
         services.append(.init(service: index, successTerminationBehavior: .ignore))
@@ -133,11 +133,11 @@ struct DaemonParts {
 
     /// Ready: the socket listens and the persisted cache is loaded (and served).
     private func announceReady() {
-        notifier?.ready(status: SystemdIntegration.statusLine(store))
+        notifier?.ready(status: SystemdIntegration.statusLine(store.reader))
         logger.info(
             "geoattrd started",
             metadata: [
-                "state": "\(store.status.powerState.rawValue)",
+                "state": "\(store.powerState.rawValue)",
                 "gpsd": "\(configuration.gpsdEnabled ? configuration.gpsdEndpoint.description : "disabled")",
                 "state_file": "\(configuration.stateFile)", "state_dir": "\(configuration.stateDirectory)",
             ])
@@ -146,15 +146,7 @@ struct DaemonParts {
     private static func indexReloader(configuration: DaemonConfiguration, slot: GeocoderSlot, store: AttributeStore) -> GeocoderReloader {
         GeocoderReloader(
             path: configuration.indexPath, slot: slot, logger: Logger(label: "geoattrd.index"),
-            onSwap: { geocoder in
-                store.updateStatus { status in
-                    status.indexVersion = geocoder?.indexVersion
-                    status.indexProblem = nil
-                    status.degraded.removeAll { $0.hasPrefix("no geocoder index") }
-                }
-            },
-            onRefusal: { problem in store.updateStatus { $0.indexProblem = problem } },
-            load: IndexGeocoder.load)
+            publish: { store.publishIndexState($0) }, load: IndexGeocoder.load)
     }
 
     private static func cacheWriter(configuration: DaemonConfiguration, logger: Logger) -> CacheWriter {

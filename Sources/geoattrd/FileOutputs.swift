@@ -42,10 +42,10 @@ final class FileOutputs: Service, Sendable {
     private let settings: Mutex<Settings>
     private let changes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)
     private let ttl: Duration
-    private let store: AttributeStore
+    private let store: AttributeReader
     private let logger: Logger
 
-    init(envFile: String?, prometheusFile: String?, settings: Settings, ttl: Duration, store: AttributeStore, logger: Logger) {
+    init(envFile: String?, prometheusFile: String?, settings: Settings, ttl: Duration, store: AttributeReader, logger: Logger) {
         self.envFile = envFile
         self.prometheusFile = prometheusFile
         self.settings = Mutex(settings)

@@ -12,18 +12,18 @@ import ServiceLifecycle
 struct SystemdIntegration: Service {
     let notifier: SystemdNotifier
     let scheduler: Scheduler
-    let store: AttributeStore
+    let store: AttributeReader
     let logger: Logger
 
-    static func statusLine(_ store: AttributeStore) -> String {
+    static func statusLine(_ store: AttributeReader) -> String {
         let status = store.status
-        var parts = [status.powerState.rawValue]
+        var parts = [status.scheduler.powerState.rawValue]
         if let served = store.served {
             parts.append("last fix \(served.age().components.seconds) s ago (\(served.result.source.rawValue))")
         } else {
             parts.append("no location yet")
         }
-        if status.indexVersion == nil { parts.append("no geocoder index") }
+        if status.index.versionInService == nil { parts.append("no geocoder index") }
         var line = parts.joined(separator: ", ")
         // Until a reload is applied: systemctl status is where an operator looks after one failed.
         if let refused = status.reloadRefused { line = "reload refused: \(refused); running the previous configuration; \(line)" }

@@ -106,7 +106,7 @@ struct SchedulerTests {
         #expect(harness.store.served?.result.fix.latitude == 47.37)
         #expect(harness.store.served?.result.source == .gps)
         #expect(await eventually { cache.saves.withLock { $0 } == 1 })
-        #expect(harness.store.status.nextFixAt != nil)
+        #expect(harness.store.status.scheduler.nextFixAt != nil)
         await harness.stop()
     }
 
@@ -115,9 +115,9 @@ struct SchedulerTests {
         let source = ScriptedFixSource([.fallback(latitude: 1, longitude: 1), .fix(latitude: 2, longitude: 2)])
         let harness = start(source) { $0.ttl = .milliseconds(300) }
         #expect(await eventually { harness.store.served?.result.fix.latitude == 1 })
-        #expect(harness.store.status.lastAttempt?.fallback == true)
+        #expect(harness.store.status.scheduler.lastAttempt?.fallback == true)
         #expect(await eventually { harness.store.served?.result.fix.latitude == 2 })
-        #expect(harness.store.status.lastAttempt?.fallback == false)
+        #expect(harness.store.status.scheduler.lastAttempt?.fallback == false)
         await harness.stop()
     }
 
@@ -149,9 +149,9 @@ struct SchedulerTests {
         #expect(await eventually { source.callCount == 1 })
         harness.scheduler.setPowerState(.background, origin: "test")
         #expect(await eventually { source.cancelledCount == 1 })
-        #expect(await eventually { harness.store.status.powerState == .background })
-        #expect(harness.store.status.nextFixAt == nil)
-        #expect(!harness.store.status.fixInFlight)
+        #expect(await eventually { harness.store.status.scheduler.powerState == .background })
+        #expect(harness.store.status.scheduler.nextFixAt == nil)
+        #expect(!harness.store.status.scheduler.fixInFlight)
         #expect(source.callCount == 1)
         await harness.stop()
     }
@@ -164,7 +164,7 @@ struct SchedulerTests {
         #expect(await eventually { source.callCount == 1 && harness.store.served != nil })
         harness.scheduler.setPowerState(.background, origin: "test")
         harness.scheduler.setPowerState(.foreground, origin: "test")
-        #expect(await eventually { harness.store.status.nextFixAt != nil })
+        #expect(await eventually { harness.store.status.scheduler.nextFixAt != nil })
         #expect(source.callCount == 1)
         await harness.stop()
     }
@@ -173,12 +173,12 @@ struct SchedulerTests {
     func refreshCoalescingAndBudget() async {
         let source = ScriptedFixSource([.fix(latitude: 1, longitude: 1)], delay: .milliseconds(300))
         let harness = start(source, configure: { $0.refreshBurst = 2; $0.refreshInterval = .seconds(3600) }, power: .background)
-        #expect(await harness.scheduler.requestRefresh(origin: "test") == .started)
+        #expect(await harness.scheduler.requestRefresh(origin: "test") == .accepted)
         #expect(await harness.scheduler.requestRefresh(origin: "test") == .joined)
         #expect(await harness.scheduler.requestRefresh(origin: "test") == .joined)
-        #expect(await eventually { harness.store.served != nil && !harness.store.status.fixInFlight })
-        #expect(await harness.scheduler.requestRefresh(origin: "test") == .started)
-        #expect(await eventually { !harness.store.status.fixInFlight && source.callCount == 2 })
+        #expect(await eventually { harness.store.served != nil && !harness.store.status.scheduler.fixInFlight })
+        #expect(await harness.scheduler.requestRefresh(origin: "test") == .accepted)
+        #expect(await eventually { !harness.store.status.scheduler.fixInFlight && source.callCount == 2 })
         guard case .refused(let retryAfter) = await harness.scheduler.requestRefresh(origin: "test") else {
             Issue.record("expected the third forced fix to be refused")
             await harness.stop()
@@ -186,8 +186,8 @@ struct SchedulerTests {
         }
         #expect(retryAfter > .seconds(3000))
         #expect(source.callCount == 2)
-        #expect(harness.store.status.refreshesRefused == 1)
-        #expect(harness.store.status.refreshesAccepted == 2)
+        #expect(harness.store.status.scheduler.refreshesRefused == 1)
+        #expect(harness.store.status.scheduler.refreshesAccepted == 2)
         await harness.stop()
     }
 
@@ -208,7 +208,7 @@ struct SchedulerTests {
         let harness = start(source) { $0.ttl = .milliseconds(50) }
         #expect(await eventually { source.callCount >= 4 })
         #expect(harness.store.served?.result.fix.latitude == 1)
-        if case .noFix = harness.store.status.lastAttempt?.error {} else {
+        if case .noFix = harness.store.status.scheduler.lastAttempt?.error {} else {
             Issue.record("the last attempt should record the failure")
         }
         await harness.stop()
@@ -222,7 +222,7 @@ struct SchedulerTests {
         let harness = start(source, cache: MemoryCache(stored))
         #expect(harness.store.served?.result.source == .cache)
         #expect(harness.store.served?.result.generation == stored.generation)
-        #expect(await eventually { harness.store.status.nextFixAt != nil })
+        #expect(await eventually { harness.store.status.scheduler.nextFixAt != nil })
         #expect(source.callCount == 0)
         await harness.stop()
     }
@@ -255,7 +255,7 @@ struct SchedulerTests {
         #expect(await eventually { harness.store.served != nil })
         #expect(harness.store.served?.result.source == .static)
         #expect(harness.store.served?.result.fix.latitude == 46.2)
-        #expect(harness.store.status.gpsdReachable == false)
+        #expect(harness.store.status.scheduler.gpsdReachable == false)
         await harness.stop()
     }
 
@@ -268,7 +268,7 @@ struct SchedulerTests {
             cache: CacheWriter(store: MemoryCache(), blockingWork: DedicatedThreadStarter(), logger: Logger(label: "test")),
             store: store, initialPower: .foreground, logger: Logger(label: "test"))
         let task = Task { await scheduler.run() }
-        #expect(await eventually { store.served != nil && store.status.nextFixAt != nil })
+        #expect(await eventually { store.served != nil && store.status.scheduler.nextFixAt != nil })
         let generation = store.served?.result.generation
         try await Task.sleep(for: .milliseconds(200))
         #expect(store.served?.result.generation == generation, "the static source was fixed again before the TTL")
@@ -296,7 +296,6 @@ struct SchedulerTests {
         #expect(await eventually { (harness.store.served?.result.fix.longitude ?? 0) == 4.5 })
         #expect(harness.store.served?.result.place?.countryCode == "FR")
         #expect(harness.store.served?.result.indexVersion == "test-border 1")
-        #expect(harness.store.status.degraded.isEmpty)
         await harness.stop()
     }
 

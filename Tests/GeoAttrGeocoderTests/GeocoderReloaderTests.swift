@@ -4,6 +4,7 @@ import GeoAttrCore
 import GeoAttrGeocoder
 import GeoAttrModel
 import Logging
+import Synchronization
 import Testing
 import TestSupport
 
@@ -24,18 +25,20 @@ struct GeocoderReloaderTests {
         return VersionGeocoder(indexVersion: text)
     }
 
-    @Test("a replaced index is swapped in; an invalid one is refused and the old one stays")
+    @Test("a replaced index is swapped in; an invalid one is refused and the old one stays, and each state is published")
     func swapsAndRefuses() async throws {
         let directory = try TemporaryDirectory()
         let path = try directory.write("v1", to: "world.idx")
         let slot = GeocoderSlot()
         let (watching, ready) = AsyncStream.makeStream(of: Void.self)
-        let (refusals, refused) = AsyncStream.makeStream(of: String.self)
+        let (states, published) = AsyncStream.makeStream(of: IndexState.self)
         let reloader = GeocoderReloader(
             path: path, slot: slot, logger: Logger(label: "test"), onWatching: { ready.yield() },
-            onRefusal: { refused.yield($0) }, load: Self.load)
+            publish: { published.yield($0) }, load: Self.load)
+        var state = states.makeAsyncIterator()
         #expect(await reloader.reload(reason: "start"))
         #expect(slot.geocoder?.indexVersion == "v1")
+        #expect(await state.next() == .loaded(version: "v1"))
         let task = Task { await reloader.run() }
         var iterator = watching.makeAsyncIterator()
         _ = await iterator.next()
@@ -47,8 +50,15 @@ struct GeocoderReloaderTests {
 
         try "corrupt".write(toFile: directory.file("world.idx.new"), atomically: false, encoding: .utf8)
         #expect(rename(directory.file("world.idx.new"), path) == 0)
-        var refusal = refusals.makeAsyncIterator()
-        #expect(await refusal.next()?.hasPrefix(path + ": ") == true)
+        // A replacement may raise more than one event, so more than one load.
+        var refused: IndexState?
+        while refused == nil, let next = await state.next() {
+            if next.refusal != nil { refused = next }
+        }
+        #expect(refused?.refusal?.path == path)
+        #expect(refused?.refusal?.description.hasPrefix(path + ": ") == true)
+        #expect(refused?.versionInService == "v2")
+        #expect(refused?.degradedReasons == [])
         #expect(slot.geocoder?.indexVersion == "v2")
         #expect(!(await reloader.reload(reason: "SIGHUP")))
         #expect(slot.geocoder?.indexVersion == "v2")
@@ -66,7 +76,7 @@ struct GeocoderReloaderTests {
             beforeWatch: {
                 _ = try? "v2".write(toFile: directory.file("world.idx.new"), atomically: false, encoding: .utf8)
                 _ = rename(directory.file("world.idx.new"), path)
-            }, onSwap: { _ in }, onRefusal: { _ in }, load: Self.load)
+            }, publish: { _ in }, load: Self.load)
         #expect(await reloader.reload(reason: "start"))
         #expect(slot.geocoder?.indexVersion == "v1")
         let task = Task { await reloader.run() }
@@ -77,8 +87,15 @@ struct GeocoderReloaderTests {
 
     @Test func aMissingIndexLeavesTheDaemonDegradedNotDown() async throws {
         let slot = GeocoderSlot()
-        let reloader = GeocoderReloader(path: "/nonexistent/world.idx", slot: slot, logger: Logger(label: "test"), load: Self.load)
+        let published = Mutex<[IndexState]>([])
+        let reloader = GeocoderReloader(
+            path: "/nonexistent/world.idx", slot: slot, logger: Logger(label: "test"),
+            publish: { state in published.withLock { $0.append(state) } }, load: Self.load)
         #expect(!(await reloader.reload(reason: "start")))
         #expect(slot.geocoder == nil)
+        let state = try #require(published.withLock { $0.first })
+        #expect(state.refusal?.path == "/nonexistent/world.idx")
+        #expect(state.versionInService == nil)
+        #expect(state.degradedReasons == ["no geocoder index: serving location attributes only"])
     }
 }

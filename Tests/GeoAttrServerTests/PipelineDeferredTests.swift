@@ -34,7 +34,7 @@ struct PipelineDeferredTests {
 
     @Test func shutdownAnswersARefreshThatWaitsAndCloses() async throws {
         // The attempt never ends: only shutdown can answer.
-        let fixture = ServerFixture(scheduler: RecordingScheduler(outcome: .started, result: nil))
+        let fixture = ServerFixture(scheduler: RecordingScheduler(outcome: .accepted, result: nil))
         let connection = try await AsyncConnection(fixture)
         try await connection.send("POST /v1/refresh?wait=60 HTTP/1.1\r\ncontent-length: 0\r\n\r\n")
         #expect(await eventually { !fixture.scheduler.commands.isEmpty })

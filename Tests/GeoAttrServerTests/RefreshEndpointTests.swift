@@ -13,7 +13,7 @@ struct RefreshEndpointTests {
         return try #require(await reply.resolved())
     }
 
-    @Test("without wait: 202 and what the scheduler did", arguments: [(Scheduler.RefreshOutcome.started, "started"), (.joined, "joined")])
+    @Test("without wait: 202 and what the scheduler did", arguments: [(Scheduler.RefreshOutcome.accepted, "started"), (.joined, "joined")])
     func accepted(outcome: Scheduler.RefreshOutcome, word: String) async throws {
         let scheduler = RecordingScheduler(outcome: outcome)
         let response = try await refresh("/v1/refresh", scheduler: scheduler)

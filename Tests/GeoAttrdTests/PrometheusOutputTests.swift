@@ -1,5 +1,6 @@
 import Foundation
 import GeoAttrClient
+import GeoAttrCore
 import GeoAttrModel
 import Testing
 import TestSupport
@@ -13,6 +14,16 @@ struct PrometheusOutputTests {
         return try await CommandResult.run("/bin/sh", ["-c", #"promtool check metrics < "$1" 2>&1"#, "sh", path])
     }
 
+    /// Each family of a Prometheus text and its `# TYPE`.
+    static func families(in text: String) -> [String: String] {
+        var families: [String: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("# TYPE ") {
+            let words = line.split(separator: " ")
+            if words.count == 4 { families[String(words[2])] = String(words[3]) }
+        }
+        return families
+    }
+
     @Test("/metrics, ?format=prometheus and the textfile pass promtool; every family has its help; coordinates are gauges of the location outputs only")
     func outputsPassPromtool() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
@@ -23,6 +34,8 @@ struct PrometheusOutputTests {
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let metrics = try await client.request("GET", "/metrics").text
         let location = try await client.attributes(format: .prometheus).text
+        // By now every family has a series: requests were counted, a result is served and aged.
+        let scrapedLater = try await client.request("GET", "/metrics").text
         #expect(await eventually { FileManager.default.fileExists(atPath: textfile) })
         let file = try String(contentsOfFile: textfile, encoding: .utf8)
         #expect(await daemon.stop() == 0)
@@ -31,13 +44,14 @@ struct PrometheusOutputTests {
             let checked = try await Self.promtool(text, in: directory, name: name)
             #expect(checked.status == 0 && checked.stdout.isEmpty, "\(name): \(checked.stdout)\n\(text)")
         }
-        // Documented families from the start, each with its help text; every fix outcome at zero.
-        for family in [
-            "geoattrd_fixes_total", "geoattrd_refresh_requests_total", "geoattrd_connected_clients", "geoattrd_update_subscribers",
-            "geoattrd_build_info", "geoattrd_time_to_fix_seconds", "geoattrd_cache_age_seconds",
-        ] {
-            #expect(metrics.contains("# HELP \(family) "), "\(family)")
+        // The catalogue's families and no other, each with its help text and type.
+        let exposed = Self.families(in: scrapedLater)
+        #expect(exposed.keys.sorted() == MetricCatalogue.all.map(\.name).sorted(), "\(scrapedLater)")
+        for family in MetricCatalogue.all {
+            #expect(exposed[family.name] == family.kind.rawValue, "\(family.name)")
+            #expect(scrapedLater.contains("# HELP \(family.name) \(family.help)\n"), "\(family.name)")
         }
+        // Every fix outcome at zero from the start.
         #expect(metrics.contains(#"geoattrd_fixes_total{outcome="timeout"} 0"#))
         #expect(metrics.contains(#"geoattrd_refresh_requests_total{decision="refused"} 0"#))
         #expect(metrics.contains(#"geoattrd_build_info{version=""#))

@@ -15,7 +15,7 @@ final class RecordingScheduler: SchedulerCommands {
     let result: Result<LocationResult, FixError>?
     private let recorded = Mutex<[Command]>([])
 
-    init(outcome: Scheduler.RefreshOutcome = .started, result: Result<LocationResult, FixError>? = nil) {
+    init(outcome: Scheduler.RefreshOutcome = .accepted, result: Result<LocationResult, FixError>? = nil) {
         self.outcome = outcome
         self.result = result
     }

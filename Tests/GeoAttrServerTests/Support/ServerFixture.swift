@@ -47,7 +47,7 @@ struct ServerFixture {
         if served { store.publish(ServedResult(result: Self.result, obtainedAt: .now)) }
         self.scheduler = scheduler
         server = ServerContext(
-            store: store, scheduler: scheduler, policy: policy, schedule: ScheduleConfiguration(), limits: limits,
+            store: store.reader, scheduler: scheduler, policy: policy, schedule: ScheduleConfiguration(), limits: limits,
             registry: metrics ? PrometheusCollectorRegistry() : nil,
             logger: Logger(label: "geoattrd.test", factory: { _ in SwiftLogNoOpLogHandler() }))
     }
