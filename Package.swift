@@ -234,11 +234,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
+        // Test helpers: child processes, gpsfake, NMEA track generation, waits on the daemon's events
+        // (its status through the client library, its files). Not shipped.
         .target(
             name: "TestSupport",
             dependencies: [
-                "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder", "GeoPlaces",
+                "GeoAttrClient", "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder", "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"

@@ -20,10 +20,12 @@ struct APIProcessTests {
 
     func start(_ extra: String = "", static useStatic: Bool = true) async throws -> DaemonProcess {
         let daemon = try DaemonProcess(config: (useStatic ? Self.staticConfig : "") + extra)
-        // Serving, and past the point where SIGTERM is a graceful shutdown.
-        _ = try #require(await daemon.waitForLog("scheduler started"), "daemon log: \(daemon.log.text)")
+        // Serving, and past the point where SIGTERM is a graceful shutdown: the scheduler, one of
+        // the service group's services, has run an attempt.
         if useStatic {
-            _ = try #require(await daemon.waitForLog("fix accepted"), "daemon log: \(daemon.log.text)")
+            try await daemon.waitForGeneration()
+        } else {
+            try await daemon.waitForStatus("a first fix attempt") { $0.lastAttempt != nil }
         }
         return daemon
     }
@@ -125,15 +127,13 @@ struct APIProcessTests {
         let spent = try await client.request("POST", "/v1/refresh")
         #expect(spent.status == 429)
         let before = Int(spent.header("retry-after") ?? "") ?? 0
-        daemon.signal(SIGHUP)
-        let reloaded = try #require(await daemon.waitForLog("configuration reloaded"), "\(daemon.log.text)")
+        #expect(try await daemon.reload().applied)
         let still = try await client.request("POST", "/v1/refresh")
         #expect(still.status == 429)
         #expect((Int(still.header("retry-after") ?? "") ?? .max) <= before, "the reload lengthened the wait: \(before) -> \(still.header("retry-after") ?? "-")")
         try (APIProcessTests.staticConfig + "refresh:\n  burst: 3\n  interval_s: 600\n")
             .write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-        daemon.signal(SIGHUP)
-        _ = try #require(await daemon.waitForLog("configuration reloaded", from: reloaded.index + 1), "\(daemon.log.text)")
+        #expect(try await daemon.reload().applied)
         #expect(try await client.refresh(wait: .seconds(5)).status == 200)
         #expect(await daemon.stop() == 0)
     }
@@ -378,7 +378,7 @@ struct FileOutputTests {
                   decimals: 1
 
                 """)
-        _ = try #require(await daemon.waitForLog("scheduler started"))
+        try await daemon.waitForGeneration()
         #expect(await eventually {
             FileManager.default.fileExists(atPath: directory.file("geo.env")) && FileManager.default.fileExists(atPath: directory.file("geo.prom"))
         })
@@ -418,9 +418,9 @@ struct DoctorTests {
         let track = NMEATrack(epochs: NMEATrack.repeating(NMEATrack.Epoch(latitude: 45.4642, longitude: 9.19, mode: 3), 20)).render()
         try await GPSFake.run(nmea: track, once: false) { gpsfake in
             let daemon = try DaemonProcess(config: APIProcessTests.staticConfig)
-            _ = try #require(await daemon.waitForLog("fix accepted"))
+            try await daemon.waitForGeneration()
             try daemon.setState("background")
-            _ = try #require(await daemon.waitForLog("to=background"))
+            try await daemon.waitForState(.background)
             let result = try await CommandResult.run(
                 BuiltProducts.path(of: "geoattrctl"), ["doctor", "--socket", daemon.socketPath, "--gpsd", gpsfake.endpoint, "--timeout", "20"])
             #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -461,7 +461,7 @@ struct ExampleTests {
     @Test("the Python sidecar starts a program with the attributes in OTEL_RESOURCE_ATTRIBUTES")
     func pythonSidecar() async throws {
         let daemon = try DaemonProcess(config: APIProcessTests.staticConfig)
-        _ = try #require(await daemon.waitForLog("fix accepted"))
+        try await daemon.waitForGeneration()
         let script = RepositoryRoot.file("examples/otel_env_sidecar.py")
         let result = try await CommandResult.run(
             "python3", [script, "--socket", daemon.socketPath, "--", "sh", "-c", "echo \"$OTEL_RESOURCE_ATTRIBUTES\""])

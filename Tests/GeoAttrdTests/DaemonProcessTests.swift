@@ -1,4 +1,6 @@
 import Foundation
+import GeoAttrClient
+import GeoAttrModel
 import Testing
 import TestSupport
 
@@ -11,9 +13,9 @@ import Darwin
 #endif
 
 /// The daemon as it runs in the field: the built binary, a real gpsd fed by gpsfake, real
-/// signals, real files in a private state directory. What the daemon serves is read from its
-/// log (one line per state change, fix, refresh decision and error) and its cache file; gpsd's
-/// own debug log says when the daemon connected.
+/// signals, real files in a private state directory. What the daemon does is read where its
+/// clients see it: its status over the socket, its cache file and reload record; its log only
+/// where what the log says is the point. gpsd's own debug log says when the daemon connected.
 @Suite("geoattrd process")
 struct DaemonProcessTests {
     static let watchRequest = "?WATCH={\"enable\":true,\"json\":true}"
@@ -27,30 +29,33 @@ struct DaemonProcessTests {
         gpsfake.log.all.filter { $0.text.contains(Self.watchRequest) }.count
     }
 
-    func cacheLatitude(_ daemon: DaemonProcess) -> Double? {
-        guard let data = FileManager.default.contents(atPath: daemon.cacheFile),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let result = object["result"] as? [String: Any], let fix = result["fix"] as? [String: Any]
-        else { return nil }
-        return fix["lat"] as? Double
+    /// How many refresh requests the daemon has decided `decision` (accepted, joined, refused),
+    /// by its metrics; `nil` while it does not answer.
+    func refreshDecisions(_ daemon: DaemonProcess, _ decision: String) async -> Int? {
+        guard let metrics = try? await daemon.client.request("GET", "/metrics").text else { return nil }
+        let prefix = "geoattrd_refresh_requests_total{decision=\"\(decision)\"} "
+        return metrics.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }.map { Int($0) }
     }
 
     @Test("pause and resume by the state file: no gpsd connection while paused")
     func pauseAndResumeByStateFile() async throws {
         try await GPSFake.run(nmea: Self.steadyTrack, once: false, gpsdDebugLevel: 4) { gpsfake in
             let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
-            #expect(await daemon.waitForLog("fix accepted") != nil)
+            try await daemon.waitForGeneration()
             try daemon.setState("background\n")
-            let paused = try #require(await daemon.waitForLog("to=background"))
-            #expect(paused.text.contains("origin=\"state file\""))
+            let paused = try await daemon.waitForState(.background)
+            // The journal says where the change came from.
+            let pausedLine = try #require(await daemon.waitForLog("to=background"))
+            #expect(pausedLine.text.contains("origin=\"state file\""))
             let connectionsWhenPaused = gpsdConnections(gpsfake)
             // Absence can only be shown over time: three TTLs without a connection.
             try await Task.sleep(for: .seconds(3))
             #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
-            #expect(daemon.count("taking a fix") == daemon.log.all.prefix(paused.index + 1).filter { $0.text.contains("taking a fix") }.count)
+            let stillPaused = try #require(await daemon.status())
+            #expect(stillPaused.lastAttempt == paused.lastAttempt && !stillPaused.fixInFlight, "the daemon tried a fix while paused")
             try daemon.setState("  foreground  ")
-            let resumed = try #require(await daemon.waitForLog("to=foreground", from: paused.index))
-            #expect(await daemon.waitForLog("fix accepted", from: resumed.index) != nil)
+            try await daemon.waitForState(.foreground)
+            try await daemon.waitForGeneration(above: stillPaused.generation)
             #expect(gpsdConnections(gpsfake) > connectionsWhenPaused)
             #expect(await daemon.stop() == 0)
         }
@@ -60,16 +65,18 @@ struct DaemonProcessTests {
     func pauseAndResumeBySignals() async throws {
         try await GPSFake.run(nmea: Self.steadyTrack, once: false, gpsdDebugLevel: 4) { gpsfake in
             let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
-            #expect(await daemon.waitForLog("fix accepted") != nil)
+            try await daemon.waitForGeneration()
             daemon.signal(SIGTSTP)
-            let paused = try #require(await daemon.waitForLog("origin=SIGTSTP"))
+            // Nothing else pauses it here: no state file is written.
+            try await daemon.waitForState(.background)
             #expect(daemon.process.isRunning, "SIGTSTP stopped or killed the daemon")
             let connectionsWhenPaused = gpsdConnections(gpsfake)
             try await Task.sleep(for: .seconds(3))
             #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
+            let pausedGeneration = await daemon.status()?.generation
             daemon.signal(SIGCONT)
-            let resumed = try #require(await daemon.waitForLog("origin=SIGCONT", from: paused.index))
-            #expect(await daemon.waitForLog("fix accepted", from: resumed.index) != nil)
+            try await daemon.waitForState(.foreground)
+            try await daemon.waitForGeneration(above: pausedGeneration)
             #expect(await daemon.stop() == 0)
         }
     }
@@ -90,24 +97,32 @@ struct DaemonProcessTests {
             _ = try directory.write("background\n", to: "state-file")
             let daemon = try DaemonProcess(
                 config: "refresh:\n  burst: 2\n  interval_s: 3600\n", arguments: ["--gpsd", gpsfake.endpoint], directory: directory)
-            let started = try #require(await daemon.waitForLog("scheduler started"))
-            #expect(started.text.contains("state=background"))
+            try await daemon.waitUntilSignalsAreTrapped()
+            let started = try await daemon.waitForState(.background)
+            #expect(started.generation == nil && started.lastAttempt == nil)
             daemon.signal(SIGUSR1)
-            let accepted = try #require(await daemon.waitForLog("refresh accepted"))
+            try await daemon.waitForStatus("one refresh accepted") { $0.refreshesAccepted == 1 }
             _ = try #require(await gpsfake.clientUnderTest())
             daemon.signal(SIGUSR1)
-            #expect(await daemon.waitForLog("joins the fix in flight", from: accepted.index) != nil)
-            let first = try #require(
-                await daemon.waitForLog("fix accepted", from: accepted.index, timeout: .seconds(45 * TestTiming.scale)),
-                "daemon log:\n\(daemon.log.text)\ngpsd:\n\(gpsfake.log.text.suffix(3000))")
+            #expect(await eventually { await refreshDecisions(daemon, "joined") == 1 }, "the second request did not join the fix in flight")
+            let first: StatusDocument
+            do {
+                first = try await daemon.waitForGeneration(timeout: .seconds(45 * TestTiming.scale))
+            } catch {
+                Issue.record("\(error)\ngpsd:\n\(gpsfake.log.text.suffix(3000))")
+                throw error
+            }
+            #expect(first.refreshesAccepted == 1)
             daemon.signal(SIGUSR1)
-            let second = try #require(await daemon.waitForLog("refresh accepted", from: first.index))
-            let secondFix = try #require(await daemon.waitForLog("fix accepted", from: second.index))
+            try await daemon.waitForStatus("a second refresh accepted") { $0.refreshesAccepted == 2 }
+            try await daemon.waitForGeneration(above: first.generation)
             daemon.signal(SIGUSR1)
-            let refused = try #require(await daemon.waitForLog("refresh refused", from: secondFix.index))
-            #expect(refused.text.contains("origin=SIGUSR1"))
+            let refused = try await daemon.waitForStatus("a refresh refused") { $0.refreshesRefused == 1 }
+            #expect(refused.refreshesAccepted == 2)
+            // The journal says who asked.
+            let refusedLine = try #require(await daemon.waitForLog("refresh refused"))
+            #expect(refusedLine.text.contains("origin=SIGUSR1"))
             #expect(gpsdConnections(gpsfake) == 2, "gpsd saw more fixes than the budget allows")
-            #expect(daemon.count("refresh accepted") == 2)
             #expect(await daemon.stop() == 0)
         }
     }
@@ -117,13 +132,17 @@ struct DaemonProcessTests {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
         try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
             let first = try DaemonProcess(arguments: ["--gpsd", gpsfake.endpoint, "--log-level", "debug"], directory: directory)
-            #expect(await first.waitForLog("fix accepted") != nil)
-            #expect(await first.waitForLog("cache written") != nil)
+            let fixed = try await first.waitForGeneration()
+            try await first.waitForCacheGeneration(atLeast: fixed.generation ?? .max)
             #expect(await first.stop() == 0)
         }
-        #expect(FileManager.default.fileExists(atPath: directory.file("state/cache.json")))
+        let cached = try #require(DaemonProcess.cachedResult(in: directory.file("state")))
         let closedPort = try Loopback.freePort()
         let second = try DaemonProcess(arguments: ["--gpsd", "127.0.0.1:\(closedPort)", "--log-level", "debug"], directory: directory)
+        let restored = try await second.waitForGeneration()
+        #expect(restored.generation == cached.generation && restored.lastAttempt == nil)
+        #expect(abs(cached.fix.latitude - 52.3731) < 1e-6)
+        // What the journal says of it: whether it is stale, and the position at debug alone.
         let served = try #require(await second.waitForLog("serving the cached result"))
         #expect(served.text.contains("stale=false"))
         // The position only at debug: the journal may have more readers than the exact level.
@@ -135,6 +154,8 @@ struct DaemonProcessTests {
         let started = try #require(await second.waitForLog("scheduler started"))
         #expect(started.text.contains("cache=\"age"))
         #expect(second.count("taking a fix") == 0)
+        let running = try #require(await second.status())
+        #expect(running.lastAttempt == nil && !running.fixInFlight, "a fix was tried: \(running)")
         #expect(second.process.isRunning)
         #expect(await second.stop() == 0)
     }
@@ -149,8 +170,9 @@ struct DaemonProcessTests {
             let corrupt = try #require(await daemon.waitForLog("is corrupt"))
             #expect(corrupt.text.contains("moved to"))
             #expect(FileManager.default.fileExists(atPath: directory.file("state/cache.json.corrupt")))
-            #expect(await daemon.waitForLog("cache written") != nil)
-            #expect(abs((cacheLatitude(daemon) ?? 0) - 52.3731) < 1e-6)
+            let fixed = try await daemon.waitForGeneration()
+            let cached = try await daemon.waitForCacheGeneration(atLeast: fixed.generation ?? .max)
+            #expect(abs(cached.fix.latitude - 52.3731) < 1e-6)
             #expect(await daemon.stop() == 0)
         }
     }
@@ -166,14 +188,17 @@ struct DaemonProcessTests {
         try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
             let daemon = try DaemonProcess(
                 config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint, "--log-level", "debug"], directory: directory)
-            let written = try #require(await daemon.waitForLog("cache written"))
+            let fixed = try await daemon.waitForGeneration()
+            try await daemon.waitForCacheGeneration(atLeast: fixed.generation ?? .max)
             #expect(mount("tmpfs", state, "tmpfs", UInt(MS_REMOUNT | MS_RDONLY), "size=1m") == 0)
-            let failed = try #require(await daemon.waitForLog("cannot write the cache file", from: written.index))
+            // The point: the journal says why the cache is not written.
+            let failed = try #require(await daemon.waitForLog("cannot write the cache file"))
             #expect(failed.text.contains("Read-only file system"))
-            #expect(await daemon.waitForLog("fix accepted", from: failed.index) != nil)
+            let atFailure = await daemon.status()?.generation
+            let fixedAfter = try await daemon.waitForGeneration(above: atFailure)
             #expect(daemon.process.isRunning)
             #expect(mount("tmpfs", state, "tmpfs", UInt(MS_REMOUNT), "size=1m") == 0)
-            #expect(await daemon.waitForLog("cache written", from: failed.index) != nil)
+            try await daemon.waitForCacheGeneration(atLeast: fixedAfter.generation ?? .max)
             #expect(await daemon.stop() == 0)
         }
     }
@@ -182,22 +207,28 @@ struct DaemonProcessTests {
     func invalidReloadKeepsRunningConfiguration() async throws {
         try await GPSFake.run(nmea: Self.steadyTrack, once: false) { gpsfake in
             let daemon = try DaemonProcess(config: "schedule:\n  ttl_s: 1\n", arguments: ["--gpsd", gpsfake.endpoint])
-            #expect(await daemon.waitForLog("fix accepted") != nil)
+            try await daemon.waitForGeneration()
             try "schedule:\n  ttl_s: -5\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-            daemon.signal(SIGHUP)
-            let refused = try #require(await daemon.waitForLog("reload refused"))
-            #expect(refused.text.contains("schedule.ttl_s"))
-            #expect(await daemon.waitForLog("fix accepted", from: refused.index) != nil, "the running schedule stopped")
+            let refused = try await daemon.reload()
+            #expect(!refused.applied)
+            #expect(refused.reason.contains("schedule.ttl_s"), "\(refused.reason)")
+            try await daemon.waitForGeneration(above: await daemon.status()?.generation)
             // What libyaml rejects: refused the same way, with the line and column.
             try "schedule:\n  ttl_s: [3600\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-            daemon.signal(SIGHUP)
-            let syntax = try #require(await daemon.waitForLog("reload refused", from: refused.index + 1))
-            #expect(syntax.text.contains("line 3, column 1: did not find expected ',' or ']'"), "\(syntax.text)")
-            #expect(await daemon.waitForLog("fix accepted", from: syntax.index) != nil, "the running schedule stopped")
+            let syntax = try await daemon.reload()
+            #expect(!syntax.applied)
+            #expect(syntax.reason.contains("line 3, column 1: did not find expected ',' or ']'"), "\(syntax.reason)")
+            try await daemon.waitForGeneration(above: await daemon.status()?.generation)
+            // The journal says why, as the operator reads it there.
+            let logged = try #require(await daemon.waitForLog("reload refused"))
+            #expect(logged.text.contains("schedule.ttl_s"), "\(logged.text)")
             try "schedule:\n  ttl_s: 3600\n".write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-            daemon.signal(SIGHUP)
-            #expect(await daemon.waitForLog("configuration reloaded", from: syntax.index) != nil)
-            #expect(await daemon.waitForLog("ttl_s=3600") != nil)
+            #expect(try await daemon.reload() == ReloadAnswer(applied: true))
+            // The new TTL rules the schedule: the next fix is due in an hour, no longer in a second.
+            try await daemon.waitForStatus("the next fix due in an hour") { status in
+                guard let next = status.nextFixAt.flatMap(UTCTimestamp.init(iso8601:)) else { return false }
+                return next.seconds > UTCTimestamp.now().seconds + 1800
+            }
             #expect(daemon.process.isRunning)
             #expect(await daemon.stop() == 0)
         }

@@ -45,7 +45,7 @@ struct MetricsSocketTests {
         let directory = try TemporaryDirectory(prefix: "geoattrd")
         let metricsPath = directory.file("metrics.sock")
         let daemon = try DaemonProcess(config: Self.config(metricsSocket: metricsPath), directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        try await daemon.waitForGeneration()
         return (directory, metricsPath, daemon)
     }
 
@@ -120,7 +120,7 @@ struct MetricsSocketTests {
         let metricsPath = directory.file("metrics.sock")
         let config = Self.config(metricsSocket: nil) + "api:\n  metrics_socket: \(metricsPath)\n  head_timeout_s: 60\n  idle_timeout_s: 60\n"
         let daemon = try DaemonProcess(config: config, directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        try await daemon.waitForGeneration()
         let silent = try RawUnixConnection(path: metricsPath)
         let scraped = try RawUnixConnection(path: metricsPath)
         let api = try RawUnixConnection(path: daemon.socketPath)
@@ -178,15 +178,13 @@ struct MetricsSocketTests {
     func reloadKeepsTheSocket() async throws {
         let (directory, metricsPath, daemon) = try await startWithMetricsSocket()
         try Self.config(metricsSocket: directory.file("other.sock")).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-        daemon.signal(SIGHUP)
-        let pending = try #require(await daemon.waitForLog("api.metrics_socket changed: takes effect at the next restart"), "\(daemon.log.text)")
-        #expect(await daemon.waitForLog("configuration reloaded", from: pending.index) != nil)
+        #expect(try await daemon.reload() == ReloadAnswer(applied: true, restartPending: ["api.metrics_socket"]))
         #expect(!FileManager.default.fileExists(atPath: directory.file("other.sock")))
         #expect(try await GeoAttrClient(socketPath: metricsPath).request("GET", "/metrics").status == 200)
         try Self.config(metricsSocket: "metrics.sock").write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
-        daemon.signal(SIGHUP)
-        let refused = try #require(await daemon.waitForLog("reload refused", from: pending.index), "\(daemon.log.text)")
-        #expect(refused.text.contains("api.metrics_socket: expected an absolute path"), "\(refused.text)")
+        let refused = try await daemon.reload()
+        #expect(!refused.applied)
+        #expect(refused.reason.contains("api.metrics_socket: expected an absolute path"), "\(refused.reason)")
         #expect(try await GeoAttrClient(socketPath: metricsPath).request("GET", "/metrics").status == 200)
         #expect(await daemon.stop() == 0)
     }

@@ -52,7 +52,9 @@ public final class DaemonProcess: Sendable {
         self.directory = directory
     }
 
-    /// Waits for a log line containing `text`, from line `start` on.
+    /// Waits for a log line containing `text`, from line `start` on. For tests of what the log
+    /// says; to wait for what the daemon does, the waits on its events (DaemonProcess+Events)
+    /// do not depend on the wording.
     public func waitForLog(_ text: String, from start: Int = 0, timeout: Duration = .seconds(20 * TestTiming.scale)) async -> LineRecorder.Line? {
         await log.waitForLine(from: start, timeout: timeout) { $0.contains(text) }
     }
