@@ -1,5 +1,5 @@
 /// The JSON of `POST /v1/refresh` without `wait`, or when the wait ended first.
-public struct RefreshDocument: Sendable, Hashable, Codable {
+public struct RefreshDocument: Sendable, Equatable, Codable {
     /// What the daemon did with the request.
     public enum Decision: String, Sendable, Hashable, Codable {
         /// A fix began for this request.

@@ -1,9 +1,9 @@
 /// The JSON of `GET /v1/status`: the daemon encodes it, `geoattrctl status` prints it and
 /// `geoattrctl doctor` reads it. Location data in it is cut to the client's grant like
 /// everywhere else.
-public struct StatusDocument: Sendable, Hashable, Codable {
+public struct StatusDocument: Sendable, Equatable, Codable {
     /// The last fix attempt.
-    public struct Attempt: Sendable, Hashable, Codable {
+    public struct Attempt: Sendable, Equatable, Codable {
         /// What started it: `schedule` (a fix came due) or `refresh` (a refresh request: the API or SIGUSR1).
         public var trigger: String
         public var startedAt: String
