@@ -1,3 +1,4 @@
+import GeoAttrCore
 import NIOCore
 import Synchronization
 
@@ -17,6 +18,8 @@ final class ConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Shutdown, waiting for the last connection to go.
+    private let drain = DrainWaiters()
 
     /// Adds a connection, or says why not. `uid`: the uid it counts against (`nil`: exempt
     /// from the per-uid limit).
@@ -35,11 +38,14 @@ final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ channel: any Channel) {
-        state.withLock { state in
-            guard let removed = state.channels.removeValue(forKey: ObjectIdentifier(channel)), let uid = removed.uid else { return }
-            let held = state.perUID[uid, default: 1] - 1
-            state.perUID[uid] = held > 0 ? held : nil
+        let drained = state.withLock { state in
+            if let removed = state.channels.removeValue(forKey: ObjectIdentifier(channel)), let uid = removed.uid {
+                let held = state.perUID[uid, default: 1] - 1
+                state.perUID[uid] = held > 0 ? held : nil
+            }
+            return state.channels.isEmpty
         }
+        if drained { drain.wakeAll() }
     }
 
     var count: Int { state.withLock { $0.channels.count } }
@@ -66,11 +72,9 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Returns once the last connection has gone, or after `timeout`.
     func waitUntilEmpty(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while count > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await drain.wait(atMost: timeout) { self.count == 0 }
     }
 }
 
