@@ -52,14 +52,19 @@ final class ConnectionRegistry: Sendable {
 
     var isShuttingDown: Bool { state.withLock { $0.shuttingDown } }
 
-    /// Tells every connection to finish: streams end, idle keep-alive connections close.
+    /// Tells every connection to quiesce (NIO's `ChannelShouldQuiesceEvent`): streams end, idle
+    /// keep-alive connections close, the others after the answer in flight.
     func shutDownAll() {
         let channels = state.withLock { state in
             state.shuttingDown = true
             return state.channels.values.map(\.channel)
         }
         for channel in channels {
-            channel.pipeline.fireUserInboundEventTriggered(ServerShutdownEvent())
+            if channel.eventLoop.inEventLoop {
+                ConnectionStateHandler.quiesce(channel)
+            } else {
+                channel.eventLoop.execute { ConnectionStateHandler.quiesce(channel) }
+            }
         }
     }
 
@@ -77,9 +82,6 @@ final class ConnectionRegistry: Sendable {
         await drain.wait(atMost: timeout) { self.count == 0 }
     }
 }
-
-/// Sent through each connection's pipeline at graceful shutdown.
-struct ServerShutdownEvent: Sendable {}
 
 /// Sent through each connection's pipeline when a reload changed the access policy.
 struct AccessPolicyChangedEvent: Sendable {}

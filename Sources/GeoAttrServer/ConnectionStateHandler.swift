@@ -75,7 +75,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is ServerShutdownEvent:
+        case is ChannelShouldQuiesceEvent:
             perform(machine.quiesce(), context)
             // An answer that waits on the scheduler may be given now.
             context.fireUserInboundEventTriggered(event)
@@ -171,6 +171,16 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     private func deadlinePassed(_ kind: ConnectionDeadline.Kind, _ context: ChannelHandlerContext) {
         if kind == .head { server.metrics.request(endpoint: "invalid", status: 408) }
         context.close(promise: nil)
+    }
+
+    /// Tells the connection on `channel` to quiesce, with NIO's `ChannelShouldQuiesceEvent`
+    /// delivered right before this handler: NIO's pipelining assistant, earlier in the pipeline,
+    /// would take the event as its own and not pass it on (closing after its own notion of the
+    /// answer in flight, and answering no waiting request early). On the channel's event loop.
+    static func quiesce(_ channel: any Channel) {
+        let pipeline = channel.pipeline.syncOperations
+        guard let before = try? pipeline.context(handlerType: ProtocolErrorResponder.self) else { return }
+        before.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
     }
 }
 
