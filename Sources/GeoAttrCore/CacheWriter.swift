@@ -40,6 +40,8 @@ public final class CacheWriter: Sendable {
     private let blockingWork: any BlockingWorkStarter
     private let logger: Logger
     private let state = Mutex(State())
+    /// Shutdown, waiting for the last write.
+    private let lastWrite = DrainWaiters()
     private let failureRun = Mutex<FailureRun?>(nil)
     private let failureReminder: Duration
 
@@ -65,6 +67,7 @@ public final class CacheWriter: Sendable {
         let started = blockingWork.start { [self] in drain() }
         if !started {
             state.withLock { $0.writing = false }
+            lastWrite.wakeAll()
             logger.error("cache write skipped: the system refused a thread; the next fix retries")
         }
     }
@@ -72,14 +75,7 @@ public final class CacheWriter: Sendable {
     /// Waits, at most `timeout`, until the result submitted last is written (or its write has
     /// failed): at shutdown, so that the process does not end in the middle of the last write.
     public func finishWriting(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while state.withLock({ $0.writing }), ContinuousClock.now < deadline {
-            do {
-                try await Task.sleep(for: .milliseconds(2))
-            } catch {
-                return
-            }
-        }
+        await lastWrite.wait(atMost: timeout) { !self.state.withLock { $0.writing } }
     }
 
     private func drain() {
@@ -103,6 +99,7 @@ public final class CacheWriter: Sendable {
                 recordFailure(error)
             }
         }
+        lastWrite.wakeAll()
     }
 
     private func recordFailure(_ error: CacheFileError) {

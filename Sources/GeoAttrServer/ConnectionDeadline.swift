@@ -22,9 +22,6 @@ final class ConnectionDeadline {
         self.eventLoop = eventLoop
     }
 
-    /// Whether a head deadline is running.
-    var isHeadDue: Bool { deadline != nil && kind == .head }
-
     /// Sets the deadline `duration` from now. `expired` runs on the event loop when it passes.
     func set(in duration: Duration, kind: Kind, expired: @escaping (Kind) -> Void) {
         // The loop's clock: the wall clock on a real loop, a clock tests move on an embedded one.

@@ -1,3 +1,4 @@
+import GeoAttrCore
 import NIOCore
 import Synchronization
 
@@ -17,6 +18,8 @@ final class ConnectionRegistry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Shutdown, waiting for the last connection to go.
+    private let drain = DrainWaiters()
 
     /// Adds a connection, or says why not. `uid`: the uid it counts against (`nil`: exempt
     /// from the per-uid limit).
@@ -35,25 +38,33 @@ final class ConnectionRegistry: Sendable {
     }
 
     func remove(_ channel: any Channel) {
-        state.withLock { state in
-            guard let removed = state.channels.removeValue(forKey: ObjectIdentifier(channel)), let uid = removed.uid else { return }
-            let held = state.perUID[uid, default: 1] - 1
-            state.perUID[uid] = held > 0 ? held : nil
+        let drained = state.withLock { state in
+            if let removed = state.channels.removeValue(forKey: ObjectIdentifier(channel)), let uid = removed.uid {
+                let held = state.perUID[uid, default: 1] - 1
+                state.perUID[uid] = held > 0 ? held : nil
+            }
+            return state.channels.isEmpty
         }
+        if drained { drain.wakeAll() }
     }
 
     var count: Int { state.withLock { $0.channels.count } }
 
     var isShuttingDown: Bool { state.withLock { $0.shuttingDown } }
 
-    /// Tells every connection to finish: streams end, idle keep-alive connections close.
+    /// Tells every connection to quiesce (NIO's `ChannelShouldQuiesceEvent`): streams end, idle
+    /// keep-alive connections close, the others after the answer in flight.
     func shutDownAll() {
         let channels = state.withLock { state in
             state.shuttingDown = true
             return state.channels.values.map(\.channel)
         }
         for channel in channels {
-            channel.pipeline.fireUserInboundEventTriggered(ServerShutdownEvent())
+            if channel.eventLoop.inEventLoop {
+                ConnectionStateHandler.quiesce(channel)
+            } else {
+                channel.eventLoop.execute { ConnectionStateHandler.quiesce(channel) }
+            }
         }
     }
 
@@ -66,16 +77,11 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
+    /// Returns once the last connection has gone, or after `timeout`.
     func waitUntilEmpty(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while count > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await drain.wait(atMost: timeout) { self.count == 0 }
     }
 }
-
-/// Sent through each connection's pipeline at graceful shutdown.
-struct ServerShutdownEvent: Sendable {}
 
 /// Sent through each connection's pipeline when a reload changed the access policy.
 struct AccessPolicyChangedEvent: Sendable {}

@@ -14,6 +14,8 @@ final class RefreshWaits: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Shutdown, waiting for the last request's answer.
+    private let drain = DrainWaiters()
 
     /// Registers a wait; ends at once when shutdown has begun.
     func begin(_ continuation: AsyncStream<Result<LocationResult, FixError>>.Continuation) -> Int {
@@ -33,7 +35,13 @@ final class RefreshWaits: Sendable {
     func requestStarted() { state.withLock { $0.requests += 1 } }
 
     /// Called on the event loop once the request's answer is written (or given up).
-    func requestEnded() { state.withLock { $0.requests -= 1 } }
+    func requestEnded() {
+        let none = state.withLock { state in
+            state.requests -= 1
+            return state.requests == 0
+        }
+        if none { drain.wakeAll() }
+    }
 
     var count: Int { state.withLock { $0.requests } }
 
@@ -46,10 +54,8 @@ final class RefreshWaits: Sendable {
         for wait in waits { wait.finish() }
     }
 
+    /// Returns once no request is left, or after `timeout`.
     func waitUntilNone(timeout: Duration) async {
-        let deadline = ContinuousClock.now + timeout
-        while count > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await drain.wait(atMost: timeout) { self.count == 0 }
     }
 }
