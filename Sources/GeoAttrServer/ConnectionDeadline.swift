@@ -14,21 +14,26 @@ final class ConnectionDeadline {
     }
 
     private let eventLoop: any EventLoop
+    /// What a passed deadline does, given once: a closure made per request would be an
+    /// allocation per request.
+    private let expired: (Kind) -> Void
     private var deadline: NIODeadline?
     private(set) var kind: Kind = .head
     private var timer: Scheduled<Void>?
 
-    init(eventLoop: any EventLoop) {
+    /// `expired` runs on the event loop when a deadline passes.
+    init(eventLoop: any EventLoop, expired: @escaping (Kind) -> Void) {
         self.eventLoop = eventLoop
+        self.expired = expired
     }
 
-    /// Sets the deadline `duration` from now. `expired` runs on the event loop when it passes.
-    func set(in duration: Duration, kind: Kind, expired: @escaping (Kind) -> Void) {
+    /// Sets the deadline `duration` from now.
+    func set(in duration: Duration, kind: Kind) {
         // The loop's clock: the wall clock on a real loop, a clock tests move on an embedded one.
         let when = eventLoop.now + .nanoseconds(duration.nanosecondsValue)
         deadline = when
         self.kind = kind
-        if timer == nil { schedule(at: when, expired: expired) }
+        if timer == nil { schedule(at: when) }
     }
 
     /// No deadline until the next `set`: a timer that fires meanwhile does nothing.
@@ -43,19 +48,16 @@ final class ConnectionDeadline {
         deadline = nil
     }
 
-    private func schedule(at when: NIODeadline, expired: @escaping (Kind) -> Void) {
-        let loopBound = NIOLoopBound((self, expired), eventLoop: eventLoop)
-        timer = eventLoop.scheduleTask(deadline: when) {
-            let (deadline, expired) = loopBound.value
-            deadline.fire(expired: expired)
-        }
+    private func schedule(at when: NIODeadline) {
+        let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+        timer = eventLoop.scheduleTask(deadline: when) { loopBound.value.fire() }
     }
 
-    private func fire(expired: @escaping (Kind) -> Void) {
+    private func fire() {
         timer = nil
         guard let deadline else { return }
         if deadline > eventLoop.now {
-            schedule(at: deadline, expired: expired)
+            schedule(at: deadline)
             return
         }
         expired(kind)

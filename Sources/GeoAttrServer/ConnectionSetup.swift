@@ -8,7 +8,8 @@ import GeoAttrSettings
 ///
 /// 1. NIO's back-pressure handler, 2. NIO's HTTP/1 codec with the daemon's head limits and
 /// pipelining assistant, 3. `ProtocolErrorResponder` (unparseable requests),
-/// 4. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive, whole requests),
+/// 4. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive, whole requests; its
+///    state says whether an answer is owed, which the error responder asks),
 /// 5. `RouterHandler` (the endpoint table: the API's, or the metrics socket's).
 ///
 /// (`package`: the HTTP fuzz harness sets up its connections with it too.)
@@ -55,8 +56,11 @@ package enum ConnectionSetup {
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
-        try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics))
-        try sync.addHandler(ConnectionStateHandler(server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits)))
+        let state = ConnectionStateHandler(server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits))
+        // Weak: the error path only, and the pipeline may be taken apart in any order.
+        let answerOwed = { [weak state] in state?.answerOwed ?? false }
+        try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics, answerOwed: answerOwed))
+        try sync.addHandler(state)
         try sync.addHandler(RouterHandler(server: context, table: table))
     }
 

@@ -35,18 +35,29 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        deadline = ConnectionDeadline(eventLoop: context.eventLoop)
+        // The deadline is the handler's; the context it holds is let go with it when the
+        // connection goes (channelInactive, handlerRemoved).
+        deadline = ConnectionDeadline(eventLoop: context.eventLoop) { [unowned self] kind in self.deadlinePassed(kind, context) }
         perform(machine.connectionStarted(), context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         machine.closed()
         deadline?.cancel()
+        deadline = nil
         watch = nil
         server.connections.remove(context.channel)
         server.metrics.connectedClients.record(server.connections.count)
         context.fireChannelInactive()
     }
+
+    /// A request was read whose answer has not ended (an event stream's never does).
+    var answerOwed: Bool { machine.answerOwed }
 
     // MARK: Reading
 
@@ -154,9 +165,9 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
             let apiRequest = APIRequest(head: request.head, body: request.body, bodyTooLarge: request.bodyTooLarge, client: client)
             context.fireChannelRead(wrapInboundOut(apiRequest))
         case .armHeadDeadline:
-            deadline?.set(in: timeouts.head, kind: .head) { kind in self.deadlinePassed(kind, context) }
+            deadline?.set(in: timeouts.head, kind: .head)
         case .armIdleDeadline:
-            deadline?.set(in: timeouts.idle, kind: .idle) { kind in self.deadlinePassed(kind, context) }
+            deadline?.set(in: timeouts.idle, kind: .idle)
         case .clearDeadline:
             deadline?.clear()
         case .close:

@@ -53,6 +53,14 @@ struct ConnectionStateMachine {
     }
 
     private(set) var state: State = .idle
+
+    /// A request was read whose answer has not ended (an event stream's never does).
+    var answerOwed: Bool {
+        switch state {
+        case .answering, .watching: true
+        case .idle, .reading, .closed: false
+        }
+    }
     /// Whether the connection ends once the answer in flight has been written (the client
     /// asked, the answer said so, shutdown, or the client's grant changed).
     private(set) var closesAfterAnswer = false

@@ -7,33 +7,24 @@ import GeoAttrSettings
 /// the limit, 400 otherwise), then closes; any other error closes at once.
 ///
 /// In the place of NIO's `HTTPServerProtocolErrorHandler`, and in its shape (it answers only
-/// when no answer is owed, knowing that from the parts that pass it): NIO's answers every
-/// parser error with an empty 400, and clients read the error code and message in the body.
-final class ProtocolErrorResponder: ChannelDuplexHandler {
+/// when no answer is owed): NIO's answers every parser error with an empty 400, and clients read
+/// the error code and message in the body. Whether an answer is owed is the connection's state
+/// (`ConnectionStateMachine`), asked through `answerOwed`: this handler sees no part of a
+/// request or an answer, so that none of them crosses it.
+final class ProtocolErrorResponder: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let limits: ServerLimits
     private let metrics: ServerMetrics
-    /// From a request's end until its answer's end, and after an error was answered: no
-    /// second answer may start.
-    private var answerOwed = false
+    private let answerOwed: () -> Bool
+    /// An error was answered: no second answer may start.
+    private var answered = false
 
-    init(limits: ServerLimits, metrics: ServerMetrics) {
+    init(limits: ServerLimits, metrics: ServerMetrics, answerOwed: @escaping () -> Bool) {
         self.limits = limits
         self.metrics = metrics
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .end = unwrapInboundIn(data) { answerOwed = true }
-        context.fireChannelRead(data)
-    }
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { answerOwed = false }
-        context.write(data, promise: promise)
+        self.answerOwed = answerOwed
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -50,11 +41,11 @@ final class ProtocolErrorResponder: ChannelDuplexHandler {
 
     /// Answers once, if nothing else is being answered, then closes.
     private func answer(_ response: APIResponse, _ context: ChannelHandlerContext) {
-        guard !answerOwed else {
+        guard !answered, !answerOwed() else {
             context.close(promise: nil)
             return
         }
-        answerOwed = true
+        answered = true
         let closing = response.closingConnection()
         context.write(wrapOutboundOut(.head(closing.head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(closing.bodyBuffer))), promise: nil)
