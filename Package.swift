@@ -234,12 +234,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        // Test helpers: child processes, gpsfake, NMEA track generation. Not shipped.
+        // Test helpers: child processes, gpsfake, NMEA track generation, a service group run
+        // in-process under the lifecycle's graceful-shutdown trigger. Not shipped.
         .target(
             name: "TestSupport",
             dependencies: [
                 "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder", "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport"
         ),
