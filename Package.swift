@@ -284,6 +284,7 @@ let package = Package(
             dependencies: [
                 "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
