@@ -316,7 +316,12 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrdTests",
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrModel", .product(name: "Logging", package: "swift-log")]
+            // geoattrd: its own services (the output files) run in-process too, beside the binary.
+            dependencies: [
+                "geoattrd", "TestSupport", "GeoAttrClient", "GeoAttrCore", "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "GeoIndexTests",
