@@ -235,12 +235,15 @@ let package = Package(
             ]
         ),
         // Test helpers: child processes, gpsfake, NMEA track generation, waits on the daemon's events
-        // (its status through the client library, its files). Not shipped.
+        // (its status through the client library, its files), a service group run in-process
+        // under the lifecycle's graceful-shutdown trigger. Not shipped.
         .target(
             name: "TestSupport",
             dependencies: [
                 "GeoAttrClient", "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoIndex", "GeoIndexBuilder", "GeoPlaces",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             path: "Tests/TestSupport"
         ),
@@ -282,6 +285,7 @@ let package = Package(
             dependencies: [
                 "GeoAttrCore", "GeoAttrLinux", "GeoAttrModel", "GeoPlaces", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -313,8 +317,13 @@ let package = Package(
         ),
         .testTarget(
             name: "GeoAttrdTests",
-            // GeoAttrCore: the metric catalogue, which /metrics must expose exactly.
-            dependencies: ["TestSupport", "GeoAttrClient", "GeoAttrCore", "GeoAttrModel", .product(name: "Logging", package: "swift-log")]
+            // GeoAttrCore: the metric catalogue, which /metrics must expose exactly; geoattrd: its own
+            // services (the output files) run in-process too, beside the binary.
+            dependencies: [
+                "geoattrd", "TestSupport", "GeoAttrClient", "GeoAttrCore", "GeoAttrModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "GeoIndexTests",
@@ -346,6 +355,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
     ],

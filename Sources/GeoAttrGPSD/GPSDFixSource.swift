@@ -25,7 +25,7 @@ public struct GPSDFixSource: FixSource {
     public init(
         endpoint: GPSDEndpoint = .default,
         rules: FixAcceptanceRules = FixAcceptanceRules(),
-        logger: Logger = Logger(label: "geoattrd.gpsd"),
+        logger: Logger,
         receivers: ReceiverMemory = .process
     ) {
         self.endpoint = endpoint

@@ -16,6 +16,10 @@ import Darwin
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<6>`) so
 /// the journal files it at the right level, and carries no timestamp (the journal adds one).
 /// Otherwise lines start with an ISO 8601 UTC timestamp and the level.
+///
+/// A logger's component (``Logging/Logger/component(_:)``) follows the label, `geoattrd.api:`,
+/// rather than standing among the `key=value` pairs: it says which part speaks, as a label
+/// would, while every part shares the one logger the daemon made.
 public struct JournalLogHandler: LogHandler {
     /// The level every handler consults, so a reload can change it at run time.
     public final class SharedLevel: Sendable {
@@ -54,10 +58,11 @@ public struct JournalLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var merged = metadata
+        let component = merged.removeValue(forKey: Logger.componentMetadataKey)
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
         var line = journal ? "<\(Self.priority(event.level))>" : "\(Self.timestamp()) \(event.level) "
-        line += "\(label): \(event.message)"
+        line += "\(component.map { "\(label).\($0)" } ?? label): \(event.message)"
         for (key, value) in merged.sorted(by: { $0.key < $1.key }) {
             line += " \(key)=\(Self.quoted("\(value)"))"
         }

@@ -6,6 +6,7 @@ import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrSettings
 import GeoIndex
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -143,7 +144,7 @@ struct DoctorCommand: AsyncParsableCommand {
         rules.noSatelliteTimeout = rules.timeout
         let attempt = { () async -> Result<Fix, FixError> in
             do throws(FixError) {
-                return .success(try await GPSDFixSource(endpoint: endpoint, rules: rules).fix())
+                return .success(try await GPSDFixSource(endpoint: endpoint, rules: rules, logger: Logger(label: "geoattrctl.doctor")).fix())
             } catch {
                 return .failure(error)
             }

@@ -3,6 +3,7 @@ import GeoAttrDaemonConfig
 import GeoAttrGPSD
 import GeoAttrModel
 import GeoAttrServer
+import GeoAttrSystemd
 import Logging
 import GeoAttrSettings
 
@@ -20,12 +21,14 @@ extension DaemonConfiguration {
         AccessPolicy(rules: accessRules, defaultGrant: Grant(level: accessDefault), mutators: accessMutators, daemonUID: getuid())
     }
 
-    /// gpsd, or the static location when gpsd is disabled.
-    func fixSource() -> any FixSource {
+    /// gpsd, or the static location when gpsd is disabled. `logger` is the daemon's: gpsd's
+    /// lines name their part (`geoattrd.gpsd:`).
+    func fixSource(logger: Logger) -> any FixSource {
+        let gpsdLogger = logger.component("gpsd")
         if gpsdEnabled {
-            return GPSDFixSource(endpoint: gpsdEndpoint, rules: fixRules, logger: Logger(label: "geoattrd.gpsd"))
+            return GPSDFixSource(endpoint: gpsdEndpoint, rules: fixRules, logger: gpsdLogger)
         }
-        return staticSource() ?? GPSDFixSource(endpoint: gpsdEndpoint)
+        return staticSource() ?? GPSDFixSource(endpoint: gpsdEndpoint, logger: gpsdLogger)
     }
 
     func staticSource() -> StaticFixSource? {

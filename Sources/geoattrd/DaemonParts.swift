@@ -46,7 +46,7 @@ struct DaemonParts {
         self.initialPower = initialPower
         let store = AttributeStore(powerState: initialPower)
         let geocoders = GeocoderSlot(nil)
-        index = Self.indexReloader(configuration: configuration, slot: geocoders, store: store)
+        index = Self.indexReloader(configuration: configuration, slot: geocoders, store: store, logger: logger.component("index"))
         // Missing or invalid: serve the location attributes alone and say so; never refuse to start.
         _ = await index.reload(reason: "start")
         if getenv(IndexLocator.environmentVariable) != nil {
@@ -55,19 +55,20 @@ struct DaemonParts {
                 metadata: ["index": "\(configuration.indexPath)"])
         }
         scheduler = Scheduler(
-            configuration: configuration.schedule, fixSource: configuration.fixSource(), staticSource: configuration.staticSource(),
-            geocoders: geocoders, cache: Self.cacheWriter(configuration: configuration, logger: logger), store: store,
-            initialPower: initialPower, logger: Logger(label: "geoattrd"))
+            configuration: configuration.schedule, fixSource: configuration.fixSource(logger: logger),
+            staticSource: configuration.staticSource(), geocoders: geocoders,
+            cache: Self.cacheWriter(configuration: configuration, logger: logger), store: store,
+            initialPower: initialPower, logger: logger)
         let sockets = ServedSockets.choose(from: ListenFDs.take(), configuration: configuration, logger: logger)
         server = APIServer(
             listening: sockets.api, metricsListening: sockets.metrics,
             store: store.reader, scheduler: scheduler, policy: configuration.accessPolicy(),
             schedule: configuration.schedule, limits: Self.limits(configuration: configuration, logger: logger),
-            registry: registry, logger: Logger(label: "geoattrd.api"))
+            registry: registry, logger: logger.component("api"))
         outputs = FileOutputs(
             envFile: configuration.envOutput, prometheusFile: configuration.prometheusOutput,
             settings: configuration.outputSettings(), ttl: configuration.schedule.ttl, store: store.reader,
-            logger: Logger(label: "geoattrd.outputs"))
+            logger: logger.component("outputs"))
         notifier = SystemdNotifier()
         self.store = store
         try await server.start()
@@ -79,7 +80,8 @@ struct DaemonParts {
         let (scheduler, store, notifier) = (scheduler, store, notifier)
         let reload = ConfigurationReload(
             loader: loader, running: configuration,
-            target: RunningParts(logLevel: logLevel, indexReloader: index, scheduler: scheduler, server: server, outputs: outputs),
+            target: RunningParts(
+                logLevel: logLevel, indexReloader: index, scheduler: scheduler, server: server, outputs: outputs, logger: logger),
             logger: logger)
         let (stateDirectory, logger) = (configuration.stateDirectory, logger)
         let signals = await SignalService.make(scheduler: scheduler, logger: logger) {
@@ -99,7 +101,7 @@ struct DaemonParts {
         Self.record(.started, started: ReloadRecord.now(), in: stateDirectory, logger: logger)
         let stateWatcher = StateFileWatcher(
             path: configuration.stateFile, defaultState: configuration.defaultPower, knownState: self.initialPower,
-            logger: Logger(label: "geoattrd.state")
+            logger: logger.component("state")
         ) { state in
             scheduler.setPowerState(state, origin: "state file")
         }
@@ -143,9 +145,11 @@ struct DaemonParts {
             ])
     }
 
-    private static func indexReloader(configuration: DaemonConfiguration, slot: GeocoderSlot, store: AttributeStore) -> GeocoderReloader {
+    private static func indexReloader(
+        configuration: DaemonConfiguration, slot: GeocoderSlot, store: AttributeStore, logger: Logger
+    ) -> GeocoderReloader {
         GeocoderReloader(
-            path: configuration.indexPath, slot: slot, logger: Logger(label: "geoattrd.index"),
+            path: configuration.indexPath, slot: slot, logger: logger,
             publish: { store.publishIndexState($0) }, load: IndexGeocoder.load)
     }
 
@@ -154,7 +158,7 @@ struct DaemonParts {
         for removed in cache.removeStaleTemporaryFiles() {
             logger.notice("removed a temporary cache file left by an interrupted write", metadata: ["path": "\(removed)"])
         }
-        return CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: Logger(label: "geoattrd"))
+        return CacheWriter(store: cache, blockingWork: DedicatedThreadStarter(), logger: logger)
     }
 
     /// The configured limits, with the connection limit fitted to the descriptors the process may hold.

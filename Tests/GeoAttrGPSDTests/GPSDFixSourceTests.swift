@@ -37,9 +37,8 @@ struct GPSDFixSourceTests {
         // Long enough for an opening phase replayed as slowly as TestTiming asks.
         rules.timeout = .seconds(60 * TestTiming.scale)
         configure(&rules)
-        var source = GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port), rules: rules)
-        if let log { source.logger = log.logger }
-        return source
+        return GPSDFixSource(
+            endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsfake.port), rules: rules, logger: (log ?? RecordedLog()).logger)
     }
 
     /// The position reports (gpsd's TPV) the source read, from its trace lines: a test whose
@@ -219,7 +218,7 @@ struct GPSDFixSourceTests {
     func gpsdNotRunning() async throws {
         let port = try Loopback.freePort()
         let started = ContinuousClock.now
-        let result = await attempt(GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: port)))
+        let result = await attempt(GPSDFixSource(endpoint: GPSDEndpoint(host: "127.0.0.1", port: port), logger: RecordedLog().logger))
         guard case .failure(.gpsdUnreachable(let endpoint, _)) = result else {
             Issue.record("expected gpsdUnreachable, got \(result)")
             return

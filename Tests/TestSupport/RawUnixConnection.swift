@@ -88,6 +88,21 @@ public final class RawUnixConnection {
         return (String(decoding: received, as: UTF8.self), false)
     }
 
+    /// Reads until one whole response has arrived, the peer closed, or `timeout` passed: the
+    /// response (`nil`: none came whole) and whether the peer closed. For a client that sends one
+    /// request at a time.
+    public func response(timeout: Duration = .seconds(10)) async -> (response: RawHTTPResponse?, closed: Bool) {
+        var text = ""
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let (more, closed) = await read(timeout: .milliseconds(20))
+            text += more
+            if let whole = RawHTTPResponse.first(in: Array(text.utf8)[...], receivedAll: closed) { return (whole.response, closed) }
+            if closed { return (nil, true) }
+        }
+        return (nil, false)
+    }
+
     deinit {
         close(fd)
     }
