@@ -15,6 +15,7 @@ public struct AttributeReader: Sendable {
 
     /// The served result and the power state, read together (one lock: the API's hot path).
     public var servedAndPowerState: (served: ServedResult?, powerState: PowerState) { store.servedAndPowerState }
+    public var servedMarkAndPowerState: (served: ServedMark?, powerState: PowerState) { store.servedMarkAndPowerState }
 
     /// The current result at once, then every change. Slow consumers see only the newest.
     public func updates() -> AsyncStream<ServedResult?> { store.updates() }

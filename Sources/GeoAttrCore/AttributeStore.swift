@@ -17,6 +17,21 @@ public struct ServedResult: Sendable, Hashable {
     }
 }
 
+/// The served result by its generation and the moment it was obtained.
+public struct ServedMark: Sendable, Hashable {
+    public var generation: UInt64
+    public var obtainedAt: ContinuousClock.Instant
+
+    public init(generation: UInt64, obtainedAt: ContinuousClock.Instant) {
+        self.generation = generation
+        self.obtainedAt = obtainedAt
+    }
+
+    public func age(at now: ContinuousClock.Instant = .now) -> Duration {
+        max(.zero, now - obtainedAt)
+    }
+}
+
 /// The one interface between the scheduler and the servers: the current result and status,
 /// and a stream of changes. Its writers are the scheduler (the result and its part of the
 /// status), the index's reloader and the configuration reload; the API server gets its
@@ -43,6 +58,14 @@ public final class AttributeStore: Sendable {
     /// The served result and the power state, read together (one lock: the API's hot path).
     public var servedAndPowerState: (served: ServedResult?, powerState: PowerState) {
         state.withLock { ($0.served, $0.status.scheduler.powerState) }
+    }
+
+    /// Which result is served (its generation) and since when, with the power state: what an
+    /// answer made before is looked up by, read without copying the result.
+    public var servedMarkAndPowerState: (served: ServedMark?, powerState: PowerState) {
+        state.withLock { state in
+            (state.served.map { ServedMark(generation: $0.result.generation, obtainedAt: $0.obtainedAt) }, state.status.scheduler.powerState)
+        }
     }
 
     /// Replaces the served result in one step and notifies the subscribers.

@@ -13,27 +13,41 @@ enum AttributesEndpoint {
         guard let format = AttributeFormat(rawValue: request.query["format"] ?? "json") else {
             return .error(.badRequest, .badRequest, "format must be \(AttributeFormat.choices)")
         }
-        let (current, state) = server.store.servedAndPowerState
-        guard let served = current else {
-            return .error(.serviceUnavailable, .noLocation, "no location yet: no fix, no cache and no static location")
-        }
         let grant = request.client.grant
         let ttl = server.ttl
-        let age = served.age()
-        let key = ResponseCache.Key(
-            generation: served.result.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
-            ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
-        let response = server.responses.response(for: key) {
-            let body = format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
-            return APIResponse(
-                status: .ok, body: body, contentType: format.mediaType,
-                etag: entityTag(generation: served.result.generation, grant: grant))
+        // An answer made before, found without copying the result it was made from.
+        let (mark, markState) = server.store.servedMarkAndPowerState
+        let cached = mark.flatMap { mark in
+            server.responses.cached(for: Self.cacheKey(mark, grant: grant, format: format, ttl: ttl, state: markState))
+        }
+        guard let response = cached ?? made(format: format, grant: grant, ttl: ttl, server: server) else {
+            return .error(.serviceUnavailable, .noLocation, "no location yet: no fix, no cache and no static location")
         }
         let etag = response.headers.first(name: "etag")
         if let match = request.head.headers.first(name: "if-none-match"), match == etag || match == "*" {
             return APIResponse(status: .notModified, body: [], contentType: nil, etag: etag)
         }
         return request.method == .HEAD ? response.withoutBody() : response
+    }
+
+    /// The answer for the result served now, made and kept; `nil` when nothing is served.
+    private static func made(format: AttributeFormat, grant: Grant, ttl: Duration, server: ServerContext) -> APIResponse? {
+        let (current, state) = server.store.servedAndPowerState
+        guard let served = current else { return nil }
+        let mark = ServedMark(generation: served.result.generation, obtainedAt: served.obtainedAt)
+        return server.responses.response(for: cacheKey(mark, grant: grant, format: format, ttl: ttl, state: state)) {
+            let body = format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
+            return APIResponse(
+                status: .ok, body: body, contentType: format.mediaType,
+                etag: entityTag(generation: served.result.generation, grant: grant))
+        }
+    }
+
+    private static func cacheKey(_ mark: ServedMark, grant: Grant, format: AttributeFormat, ttl: Duration, state: PowerState) -> ResponseCache.Key {
+        let age = mark.age()
+        return ResponseCache.Key(
+            generation: mark.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
+            ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
     }
 
     /// The whole grant is in the tag: a client whose precision changed never gets a 304 for

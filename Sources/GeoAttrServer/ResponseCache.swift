@@ -20,8 +20,13 @@ final class ResponseCache: Sendable {
     private let entries = Mutex<[Key: APIResponse]>([:])
     private static let capacity = 64
 
+    /// The answer made for `key`, if one was.
+    func cached(for key: Key) -> APIResponse? {
+        entries.withLock { $0[key] }
+    }
+
     func response(for key: Key, render: () -> APIResponse) -> APIResponse {
-        if let cached = entries.withLock({ $0[key] }) { return cached }
+        if let cached = cached(for: key) { return cached }
         let rendered = render()
         entries.withLock { entries in
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
