@@ -33,7 +33,7 @@ struct CrashConsistencyTests {
         let fixtureIndex = try FixtureIndex.withPostal.get()
         // A real cache, written by the daemon, with a place in it.
         let writer = try await FaultDaemon.start(config: Self.placedConfig, arguments: ["--index", fixtureIndex, "--log-level", "debug"])
-        _ = try #require(await writer.daemon.waitForLog("cache written"), "\(writer.daemon.log.text)")
+        try await writer.daemon.waitForCachedResult()
         await writer.stop()
         let document = try StoredCache.bytes(writer.daemon.cacheFile)
         let original = try #require(try StoredCache.decode(document))
@@ -82,9 +82,9 @@ struct CrashConsistencyTests {
             #expect(served.source == "static", "offset \(offset): served \(served.source), not a fresh result")
             #expect(served.generation > original.generation, "offset \(offset)")
             #expect(served.attributes["geo.country.iso_code"] == .string("AA"), "offset \(offset)")
-            _ = try #require(await daemon.waitForLog("cache written"), "offset \(offset): \(daemon.log.text)")
-            let rewritten = try #require(try StoredCache.load(daemon.cacheFile), "offset \(offset)")
-            #expect(rewritten.result.generation >= served.generation, "offset \(offset)")
+            // Written again, whole: a result as new as the one served, in a file the loader takes.
+            try await daemon.waitForCacheGeneration(atLeast: served.generation)
+            #expect(try StoredCache.load(daemon.cacheFile) != nil, "offset \(offset)")
             await fault.rememberServed()
             await fault.expectSurvived()
             await fault.stop()
@@ -170,12 +170,12 @@ struct CrashConsistencyTests {
             let fault = try await FaultDaemon.start(config: Self.busyConfig, arguments: ["--log-level", "debug"])
             let daemon = fault.daemon
             let hammer = RefreshHammer(socketPath: daemon.socketPath)
-            _ = try #require(await daemon.waitForLog("refresh accepted"), "round \(round): \(daemon.log.text.suffix(2000))")
+            try await daemon.waitForRefreshAccepted(after: 0)
             try await Task.sleep(for: .microseconds(Int.random(in: 0..<50_000)))
             await fault.stop()
             hammer.stop()
-            let stopped = await daemon.waitForLog("geoattrd stopped")
-            #expect(stopped != nil, "round \(round)")
+            // The last result accepted is read from the log: all of it, once it has ended.
+            try await daemon.waitForLogEnd()
             let last = try #require(
                 daemon.log.all.last { $0.text.contains("fix accepted") }.flatMap { line in
                     line.text.range(of: "generation=").flatMap { UInt64(line.text[$0.upperBound...].prefix { $0.isNumber }) }

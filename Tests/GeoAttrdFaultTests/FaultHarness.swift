@@ -22,7 +22,8 @@ struct FaultDaemon {
     private(set) var baseline: ProcessResources
     private(set) var lastGood: AttributesDocument?
 
-    /// Starts the release geoattrd with `config` and waits for "scheduler started"; with
+    /// Starts the release geoattrd with `config` and waits until it has trapped its signals and
+    /// its socket answers; with
     /// `waitForResult`, until it serves a result, which becomes the last good one. `launcher`
     /// runs it through a command that execs it (e.g. `prlimit --nofile=...`), keeping its pid.
     static func start(
@@ -34,16 +35,24 @@ struct FaultDaemon {
         let daemon = try DaemonProcess(
             config: config, arguments: arguments, directory: directory, environment: environment,
             launcher: launcher, executable: ReleaseBinary.geoattrd)
-        _ = try #require(await daemon.waitForLog("scheduler started"), "daemon log: \(daemon.log.text)", sourceLocation: sourceLocation)
+        try await daemon.waitUntilSignalsAreTrapped()
         let client = GeoAttrClient(socketPath: daemon.socketPath, timeout: .seconds(10))
+        // Any answer will do (a 503 before the first result): the scenarios' requests reach it.
+        let answering = await eventually(timeout: .seconds(20)) { (try? await client.status()) != nil }
+        try #require(answering, "the socket does not answer; daemon log: \(daemon.log.text)", sourceLocation: sourceLocation)
         var lastGood: AttributesDocument?
         if waitForResult {
             let served = await eventually(timeout: .seconds(60)) { (try? await client.attributes()) != nil }
             try #require(served, "no result served; daemon log: \(daemon.log.text)", sourceLocation: sourceLocation)
             lastGood = try await client.attributes()
         }
-        // The baseline once start-up threads and descriptors have settled: the same in two
-        // readings 100 ms apart.
+        // The baseline once the daemon holds its two file watches (the state file's directory
+        // and the index's, each set up on a thread of its own, which may come after the first
+        // result) and start-up threads and descriptors have settled: the same in two readings
+        // 100 ms apart.
+        let watches = { ProcessResources.of(daemon.process.pid)?.descriptors.filter { $0 == "anon_inode:inotify" }.count ?? 0 }
+        let watching = await eventually(timeout: .seconds(20)) { watches() >= 2 }
+        try #require(watching, "geoattrd holds \(watches()) file watches, not 2; daemon log: \(daemon.log.text)", sourceLocation: sourceLocation)
         var previous = ProcessResources.of(daemon.process.pid)
         _ = await eventually(timeout: .seconds(5), interval: .milliseconds(100)) {
             let now = ProcessResources.of(daemon.process.pid)

@@ -144,11 +144,9 @@ extension FaultDaemon {
     /// Forces a fix (SIGUSR1) and returns the daemon's connection as gpsd saw it.
     func forceFix(on gpsfake: GPSFake, sourceLocation: SourceLocation = #_sourceLocation) async throws -> GPSFake.Client {
         let mark = gpsfake.log.all.count
-        let logMark = daemon.log.all.count
+        let accepted = try await daemon.waitForStatus("the status") { _ in true }.refreshesAccepted
         daemon.signal(SIGUSR1)
-        _ = try #require(
-            await daemon.waitForLog("refresh accepted", from: logMark), "SIGUSR1 was not accepted: \(daemon.log.text)",
-            sourceLocation: sourceLocation)
+        try await daemon.waitForRefreshAccepted(after: accepted)
         return try #require(
             await gpsfake.clientUnderTest(from: mark), "the daemon did not connect to gpsd; gpsd: \(gpsfake.log.text.suffix(2000))",
             sourceLocation: sourceLocation)

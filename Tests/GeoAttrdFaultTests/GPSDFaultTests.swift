@@ -73,12 +73,12 @@ struct GPSDFaultTests {
             gpsfake.reportsSent(to: client).contains { $0.contains("\"mode\":1") }
         }
         #expect(waiting, "gpsd sent the daemon no report: \(gpsfake.log.text.suffix(2000))")
-        let mark = daemon.log.all.count
+        let killed = UTCTimestamp.now()
         gpsfake.process.signalGroup(SIGKILL)
         #expect(await gpsfake.process.waitAsync(timeout: .seconds(10)) != nil, "gpsfake survived SIGKILL")
-        let failed = try #require(
-            await daemon.waitForLog("fix failed", from: mark, timeout: .seconds(15)), "the attempt did not end: \(daemon.log.text)")
-        #expect(failed.text.contains("lost the connection to gpsd"), "\(failed.text)")
+        let failed = try await daemon.waitForFailedAttempt(endedSince: killed, timeout: .seconds(15))
+        let reason = failed.lastAttempt?.error ?? ""
+        #expect(reason.contains("lost the connection to gpsd"), "\(reason)")
         #expect(FaultTrack.isNear(await fault.served(), FaultTrack.amsterdam), "the last good result was not kept")
         await fault.expectSurvived()
 
@@ -136,11 +136,8 @@ struct GPSDFaultTests {
             var fault = try await FaultDaemon.start(config: FaultConfig.gpsd(gpsfake.endpoint, ttl: 1, timeout: 3, positions: true))
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam))
-            let lost = try #require(
-                await daemon.waitForLog("fix failed", timeout: .seconds(30)), "no attempt failed without a fix: \(daemon.log.text)")
-            #expect(
-                lost.text.contains("no acceptable fix") || lost.text.contains("no report") || lost.text.contains("no satellite"),
-                "\(lost.text)")
+            let lost = try await daemon.waitForFailedAttempt(timeout: .seconds(30)).lastAttempt?.error ?? ""
+            #expect(lost.contains("no acceptable fix") || lost.contains("no report") || lost.contains("no satellite"), "\(lost)")
             // While there is no fix: the last good result, flagged stale (older than the TTL).
             let during = await fault.served()
             #expect(FaultTrack.isNear(during, FaultTrack.amsterdam), "\(String(describing: during))")
@@ -191,8 +188,7 @@ struct GPSDFaultTests {
             let daemon = fault.daemon
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam), "\(String(describing: fault.lastGood))")
             // During the garbage, attempts fail and the last good result stays.
-            let failed = try #require(
-                await daemon.waitForLog("fix failed", timeout: .seconds(30)), "no attempt failed during the garbage: \(daemon.log.text)")
+            let failed = try await daemon.waitForFailedAttempt(timeout: .seconds(30)).lastAttempt?.error ?? ""
             #expect(FaultTrack.isNear(await fault.served(), FaultTrack.amsterdam))
             let recovered = await eventually(timeout: .seconds(30)) { FaultTrack.isNear(await fault.served(), FaultTrack.paris) }
             #expect(recovered, "no fix after the garbage: \(daemon.log.text.suffix(3000))")
@@ -202,7 +198,7 @@ struct GPSDFaultTests {
                 #expect(line.text.contains("lat=52.3731") || line.text.contains("lat=48.8566"), "\(line.text)")
             }
             #expect(!daemon.log.text.contains("lat=\(FaultTrack.decoy.latitude)"), "the bad-checksum decoy was accepted")
-            #expect(failed.text.contains("no acceptable fix") || failed.text.contains("no report"), "\(failed.text)")
+            #expect(failed.contains("no acceptable fix") || failed.contains("no report"), "\(failed)")
             await fault.rememberServed()
             await fault.expectSurvived()
             await fault.stop()
@@ -268,7 +264,7 @@ struct GPSDFaultTests {
             #expect(FaultTrack.isNear(fault.lastGood, FaultTrack.amsterdam))
             _ = try #require(
                 await gpsfake.log.waitForLine(timeout: .seconds(20)) { $0.contains(badMarker) }, "the bad phase never came: \(gpsfake.log.text.suffix(2000))")
-            let mark = daemon.log.all.count
+            let servedBefore = try await daemon.waitForGeneration().generation
             let client = try await fault.forceFix(on: gpsfake)
             // What reached the daemon: 3D reports with the bad position, or none at all.
             let reached = await eventually(timeout: .seconds(10)) {
@@ -282,10 +278,10 @@ struct GPSDFaultTests {
             #expect(reached, "gpsd sent the daemon none of the bad reports: \(gpsfake.reportsSent(to: client).prefix(5))")
             // Meanwhile the last good result is served.
             #expect(FaultTrack.isNear(await fault.served(), FaultTrack.amsterdam))
-            let accepted = try #require(
-                await daemon.waitForLog("fix position", from: mark, timeout: .seconds(30)), "no fix after the bad phase: \(daemon.log.text)")
-            #expect(accepted.text.contains("lat=48.8566"), "accepted \(accepted.text)")
-            #expect(FaultTrack.isNear(await fault.served(), FaultTrack.paris))
+            // The forced fix is the one result after it (the TTL is an hour): the good position.
+            try await daemon.waitForGeneration(above: servedBefore, timeout: .seconds(30))
+            let accepted = await fault.served()
+            #expect(FaultTrack.isNear(accepted, FaultTrack.paris), "accepted \(String(describing: accepted))")
             for line in fault.acceptedFixes() {
                 #expect(!line.text.contains("lat=0.0 ") && !line.text.contains("lat=95.5") && !line.text.contains("nan"), "\(line.text)")
             }
@@ -311,9 +307,10 @@ struct GPSDFaultTests {
                 await gpsfake.log.waitForLine(timeout: .seconds(20)) { $0.contains("\"time\":\"\(reportedYear)") },
                 "gpsd never reported the wrong year: \(gpsfake.log.text.suffix(2000))")
             let mark = daemon.log.all.count
+            let servedBefore = try await daemon.waitForGeneration().generation
             let before = UTCTimestamp.now()
             let client = try await fault.forceFix(on: gpsfake)
-            _ = try #require(await daemon.waitForLog("fix accepted", from: mark, timeout: .seconds(30)), "\(daemon.log.text)")
+            try await daemon.waitForGeneration(above: servedBefore, timeout: .seconds(30))
             let after = UTCTimestamp.now()
             // What reached the daemon: a good position with a time decades off.
             let reports = gpsfake.reportsSent(to: client)
@@ -325,7 +322,8 @@ struct GPSDFaultTests {
             #expect(
                 fixTime.seconds >= before.seconds - 1 && fixTime.seconds <= after.seconds + 1,
                 "fix_time \(document.fixTime), between \(before.iso8601) and \(after.iso8601)")
-            let warning = daemon.log.all.dropFirst(mark).first { $0.text.contains("receiver time") }
+            // The warning's wording is the point: the log is read for it.
+            let warning = await daemon.waitForLog("receiver time", from: mark, timeout: .seconds(5))
             #expect(warning?.text.contains(reportedYear) == true, "no warning naming the receiver's time: \(daemon.log.text)")
             await fault.rememberServed()
             await fault.expectSurvived()

@@ -439,7 +439,7 @@ struct SecurityTests {
         let applied = await eventually(timeout: .seconds(10)) { await fault.status()?["state"] as? String == "background" }
         #expect(applied, "the state file watcher stopped working")
         await fault.stop()
-        _ = await daemon.waitForLog("geoattrd stopped", timeout: .seconds(5))
+        try await daemon.waitForLogEnd()
         let leaks = daemon.log.all.filter { $0.text.contains("XYZSECRET") }.map(\.text)
         #expect(leaks.isEmpty, "the state file's content was logged: \(leaks.prefix(2))")
     }
@@ -494,7 +494,7 @@ struct SecurityTests {
             "the waiting refresh got \(answer.text.isEmpty ? "an empty reply" : answer.text.prefix(300).debugDescription)")
         let status = await daemon.process.waitAsync(timeout: .seconds(15))
         #expect(status == 0, "exit \(status.map(String.init) ?? "none within 15 s")")
-        _ = await daemon.waitForLog("geoattrd stopped", timeout: .seconds(5))
+        try await daemon.waitForLogEnd()
         let warnings = daemon.log.all.filter { $0.text.contains("already shut down") }.map(\.text)
         #expect(warnings.isEmpty, "\(warnings.prefix(2))")
         await daemon.stop(grace: .seconds(2))
@@ -505,9 +505,12 @@ struct SecurityTests {
     func coordinatesNotLoggedAtInfo() async throws {
         let fault = try await FaultDaemon.start(config: SecurityConfig.base)
         let daemon = fault.daemon
-        #expect(await daemon.waitForLog("fix accepted", timeout: .seconds(10)) != nil, "no fix accepted: \(daemon.logTail())")
+        try await daemon.waitForGeneration(timeout: .seconds(10))
+        await fault.stop()
+        // All of the log, the fix's line in it: none of its lines has the coordinates.
+        try await daemon.waitForLogEnd()
+        #expect(daemon.count("fix accepted") > 0, "the fix was not logged: \(daemon.logTail())")
         let leaks = daemon.log.all.filter { $0.text.contains("47.3769") || $0.text.contains("8.5417") }.map(\.text)
         #expect(leaks.isEmpty, "coordinates in the info log: \(leaks.prefix(2))")
-        await fault.stop()
     }
 }

@@ -33,7 +33,7 @@ struct StorageFaultTests {
         defer { tmpfs.unmount(); withExtendedLifetime(directory) {} }
         let fault = try await FaultDaemon.start(config: Self.config, arguments: Self.debug, directory: directory)
         let daemon = fault.daemon
-        _ = try #require(await daemon.waitForLog("cache written"), "\(daemon.log.text)")
+        try await daemon.waitForCachedResult()
 
         let start = daemon.log.all.count
         #expect(tmpfs.remount(readOnly: true), "remount read-only: \(String(cString: strerror(errno)))")
@@ -62,7 +62,7 @@ struct StorageFaultTests {
         defer { tmpfs.unmount(); withExtendedLifetime(directory) {} }
         let fault = try await FaultDaemon.start(config: Self.config, arguments: Self.debug, directory: directory)
         let daemon = fault.daemon
-        _ = try #require(await daemon.waitForLog("cache written"), "\(daemon.log.text)")
+        try await daemon.waitForCachedResult()
 
         // Fill it. A write of the daemon's that got its page just before the file system filled
         // frees the old file's page when it renames: top up until a write fails for want of space.
@@ -92,7 +92,7 @@ struct StorageFaultTests {
     func removedStateDirectory() async throws {
         let fault = try await FaultDaemon.start(config: Self.config, arguments: Self.debug)
         let daemon = fault.daemon
-        _ = try #require(await daemon.waitForLog("cache written"), "\(daemon.log.text)")
+        try await daemon.waitForCachedResult()
         let start = daemon.log.all.count
         try FileManager.default.removeItem(atPath: daemon.stateDirectory)
         let failed = try #require(await daemon.waitForLog("cannot write the cache file", from: start))

@@ -27,7 +27,8 @@ struct IndexSwapTests {
         let daemon = try DaemonProcess(
             config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n",
             arguments: ["--index", index], directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        let started = try await daemon.waitForGeneration()
+        let firstVersion = try #require(started.indexVersion, "no index in service: \(daemon.log.text)")
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let first = try await client.attributes()
         #expect(first.attributes["geo.country.iso_code"] == .string("AA"))
@@ -51,8 +52,11 @@ struct IndexSwapTests {
         }
         try FileManager.default.copyItem(atPath: withPostal.index, toPath: directory.file("area.gidx.new"))
         #expect(rename(directory.file("area.gidx.new"), index) == 0)
-        let swapped = try #require(await daemon.waitForLog("reason=\"file replaced\""))
-        #expect(swapped.text.contains("geocoder index in service"))
+        // The replacement is another file (its size is in the version): a new version, no problem.
+        let swapped = try await daemon.waitForStatus("an index other than \(firstVersion) in service") {
+            $0.indexVersion != nil && $0.indexVersion != firstVersion && $0.indexProblem == nil
+        }
+        let swappedVersion = try #require(swapped.indexVersion)
         let refreshed = try await client.refresh(wait: .seconds(5))
         #expect(refreshed.text.contains("\"geo.postal_code\":\"A-100\""), "\(refreshed.text)")
         poller.cancel()
@@ -64,8 +68,8 @@ struct IndexSwapTests {
         corrupt.removeLast(corrupt.count / 2)
         try Fixture.writeBytes(corrupt, to: directory.file("area.gidx.new"))
         #expect(rename(directory.file("area.gidx.new"), index) == 0)
-        let refused = try #require(await daemon.waitForLog("geocoder index refused", from: swapped.index))
-        #expect(refused.text.contains("the previous index stays in service"))
+        let refused = try await daemon.waitForStatus("the replacement refused") { $0.indexProblem != nil }
+        #expect(refused.indexVersion == swappedVersion, "the index in service changed with the refusal: \(String(describing: refused.indexVersion))")
         let after = try await client.refresh(wait: .seconds(5))
         #expect(after.text.contains("\"geo.postal_code\":\"A-100\""))
         let status = try await client.status().text
@@ -76,12 +80,13 @@ struct IndexSwapTests {
     @Test("without an index the daemon serves coordinates alone and says so")
     func degradedWithoutIndex() async throws {
         let daemon = try DaemonProcess(config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n")
-        _ = try #require(await daemon.waitForLog("fix accepted"))
+        try await daemon.waitForGeneration()
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let document = try await client.attributes()
         #expect(document.attributes.keys.sorted() == ["geo.location.lat", "geo.location.lon"])
         #expect(try await client.status().text.contains("no geocoder index"))
-        #expect(await daemon.waitForLog("geocoder index refused") != nil)
+        let refused = try await daemon.waitForStatus("the missing index refused") { $0.indexProblem != nil }
+        #expect(refused.indexVersion == nil, "an index in service: \(String(describing: refused.indexVersion))")
         #expect(await daemon.stop() == 0)
     }
 
@@ -94,7 +99,7 @@ struct IndexSwapTests {
         let daemon = try DaemonProcess(
             config: "gpsd:\n  enabled: false\nstatic:\n  latitude: \(latitude)\n  longitude: \(longitude)\n",
             arguments: ["--index", fixture.index], directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        try await daemon.waitForGeneration()
         let served = try await GeoAttrClient(socketPath: daemon.socketPath).attributes().attributes
         #expect(await daemon.stop() == 0)
 

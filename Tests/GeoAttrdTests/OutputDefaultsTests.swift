@@ -25,7 +25,7 @@ struct OutputDefaultsTests {
         let daemon = try DaemonProcess(
             config: FollowerTests.config(latitude: 1.5, longitude: 1.0) + "outputs:\n  env_file: \(envFile)\n  prometheus_file: \(textfile)\n",
             arguments: ["--index", fixture.index], directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        try await daemon.waitForGeneration()
         // The control: the API's root client sees the whole place.
         let served = try await GeoAttrClient(socketPath: daemon.socketPath).request("GET", "/v1/attributes?format=otel").text
         #expect(served.contains("geo.postal_code=A-100") && served.contains("geo.location.lat=1.5"), "\(served)")

@@ -30,7 +30,7 @@ struct PrometheusOutputTests {
         let textfile = directory.file("geo.prom")
         let daemon = try DaemonProcess(
             config: APIProcessTests.staticConfig + "outputs:\n  prometheus_file: \(textfile)\n  level: exact\n", directory: directory)
-        _ = try #require(await daemon.waitForLog("fix accepted"), "\(daemon.log.text)")
+        try await daemon.waitForGeneration()
         let client = GeoAttrClient(socketPath: daemon.socketPath)
         let metrics = try await client.request("GET", "/metrics").text
         let location = try await client.attributes(format: .prometheus).text

@@ -85,6 +85,36 @@ extension DaemonProcess {
         try await waitForStatus("state \(state.rawValue)", timeout: timeout) { $0.state == state.rawValue }
     }
 
+    /// Waits until the last attempt is a failure that ended at `since` or later (any failure,
+    /// for `nil`) and returns the status: its `last_attempt.error` is what the log's line says.
+    @discardableResult
+    public func waitForFailedAttempt(
+        endedSince since: UTCTimestamp? = nil, timeout: Duration = .seconds(20 * TestTiming.scale)
+    ) async throws -> StatusDocument {
+        let expected = "a failed attempt" + (since.map { " ending at \($0.iso8601) or later" } ?? "")
+        return try await waitForStatus(expected, timeout: timeout) { status in
+            guard let attempt = status.lastAttempt, attempt.result != "fix" else { return false }
+            guard let since else { return true }
+            return UTCTimestamp(iso8601: attempt.endedAt).map { !($0 < since) } ?? false
+        }
+    }
+
+    /// Waits until a refresh accepted after `count` ones is counted: the fix it takes has started.
+    @discardableResult
+    public func waitForRefreshAccepted(after count: Int, timeout: Duration = .seconds(20 * TestTiming.scale)) async throws -> StatusDocument {
+        try await waitForStatus("more than \(count) refreshes accepted", timeout: timeout) { $0.refreshesAccepted > count }
+    }
+
+    /// Waits until the daemon's log has ended (it and whatever holds its output exited): every
+    /// line it wrote has arrived, so what the log lacks it never said.
+    public func waitForLogEnd(timeout: Duration = .seconds(10 * TestTiming.scale)) async throws {
+        let ended = await eventually(timeout: timeout) { log.hasEnded }
+        guard ended else {
+            throw DaemonWaitTimeout(
+                waitingFor: "the end of the log", lastSeen: process.isRunning ? "the daemon still running" : "the log still open", log: log.text)
+        }
+    }
+
     /// The result in the cache file, as the daemon last wrote it; `nil` while there is none or
     /// it cannot be read. Only reads: the daemon's own loader would set a damaged file aside.
     public func cachedResult() -> LocationResult? {
@@ -112,6 +142,13 @@ extension DaemonProcess {
         throw DaemonWaitTimeout(
             waitingFor: "generation \(generation) in \(cacheFile)",
             lastSeen: cachedResult().map { "generation \($0.generation)" } ?? "no readable cache file", log: log.text)
+    }
+
+    /// Waits until a result is served and the cache file holds it or a later one.
+    @discardableResult
+    public func waitForCachedResult(timeout: Duration = .seconds(20 * TestTiming.scale)) async throws -> LocationResult {
+        let served = try await waitForGeneration(timeout: timeout)
+        return try await waitForCacheGeneration(atLeast: served.generation ?? .max, timeout: timeout)
     }
 
     /// Waits until the daemon has trapped SIGUSR1, SIGHUP, SIGTSTP and SIGCONT: it names itself in

@@ -22,6 +22,7 @@ public final class LineRecorder: Sendable {
 
     private final class Store: Sendable {
         let lines = Mutex<[Line]>([])
+        let ended = Mutex(false)
         func append(_ line: Line) {
             lines.withLock { lines in
                 var numbered = line
@@ -62,6 +63,7 @@ public final class LineRecorder: Sendable {
                 store.append(Line(text: text, nanoseconds: Self.monotonicNanoseconds()))
             }
             close(readFD)
+            store.ended.withLock { $0 = true }
         }
         thread.start()
     }
@@ -74,6 +76,9 @@ public final class LineRecorder: Sendable {
     public var all: [Line] { store.lines.withLock { $0 } }
 
     public var text: String { all.map(\.text).joined(separator: "\n") }
+
+    /// Whether every writer has closed the pipe: no line is on its way any more.
+    public var hasEnded: Bool { store.ended.withLock { $0 } }
 
     /// Waits until a line at or after `start` satisfies `predicate`; returns the first such
     /// line, or `nil` after `timeout`.
