@@ -17,20 +17,8 @@ public struct ServedResult: Sendable, Hashable {
     }
 }
 
-/// The served result by its generation and the moment it was obtained.
-public struct ServedMark: Sendable, Hashable {
-    public var generation: UInt64
-    public var obtainedAt: ContinuousClock.Instant
-
-    public init(generation: UInt64, obtainedAt: ContinuousClock.Instant) {
-        self.generation = generation
-        self.obtainedAt = obtainedAt
-    }
-
-    public func age(at now: ContinuousClock.Instant = .now) -> Duration {
-        max(.zero, now - obtainedAt)
-    }
-}
+/// Which result is served, by its generation, and when it was obtained.
+public typealias ServedMark = (generation: UInt64, obtainedAt: ContinuousClock.Instant)
 
 /// The one interface between the scheduler and the servers: the current result and status,
 /// and a stream of changes. Its writers are the scheduler (the result and its part of the
@@ -64,7 +52,7 @@ public final class AttributeStore: Sendable {
     /// answer made before is looked up by, read without copying the result.
     public var servedMarkAndPowerState: (served: ServedMark?, powerState: PowerState) {
         state.withLock { state in
-            (state.served.map { ServedMark(generation: $0.result.generation, obtainedAt: $0.obtainedAt) }, state.status.scheduler.powerState)
+            (state.served.map { (generation: $0.result.generation, obtainedAt: $0.obtainedAt) }, state.status.scheduler.powerState)
         }
     }
 

@@ -34,7 +34,7 @@ enum AttributesEndpoint {
     private static func made(format: AttributeFormat, grant: Grant, ttl: Duration, server: ServerContext) -> APIResponse? {
         let (current, state) = server.store.servedAndPowerState
         guard let served = current else { return nil }
-        let mark = ServedMark(generation: served.result.generation, obtainedAt: served.obtainedAt)
+        let mark: ServedMark = (served.result.generation, served.obtainedAt)
         return server.responses.response(for: cacheKey(mark, grant: grant, format: format, ttl: ttl, state: state)) {
             let body = format.render(AttributeView(served: served, grant: grant, ttl: ttl, state: state).answer)
             return APIResponse(
@@ -44,7 +44,7 @@ enum AttributesEndpoint {
     }
 
     private static func cacheKey(_ mark: ServedMark, grant: Grant, format: AttributeFormat, ttl: Duration, state: PowerState) -> ResponseCache.Key {
-        let age = mark.age()
+        let age = max(.zero, .now - mark.obtainedAt)
         return ResponseCache.Key(
             generation: mark.generation, level: grant.level, decimals: grant.coordinateDecimals, format: format,
             ageSeconds: age.components.seconds, stale: age >= ttl, state: state)
