@@ -114,10 +114,11 @@ struct SchedulerTests {
     func statusMarksFallbackFixes() async {
         let source = ScriptedFixSource([.fallback(latitude: 1, longitude: 1), .fix(latitude: 2, longitude: 2)])
         let harness = start(source) { $0.ttl = .milliseconds(300) }
+        // The result is published first, the attempt recorded in the status right after it.
         #expect(await eventually { harness.store.served?.result.fix.latitude == 1 })
-        #expect(harness.store.status.scheduler.lastAttempt?.fallback == true)
+        #expect(await eventually { harness.store.status.scheduler.lastAttempt?.fallback == true })
         #expect(await eventually { harness.store.served?.result.fix.latitude == 2 })
-        #expect(harness.store.status.scheduler.lastAttempt?.fallback == false)
+        #expect(await eventually { harness.store.status.scheduler.lastAttempt?.fallback == false })
         await harness.stop()
     }
 
