@@ -24,6 +24,13 @@ public final class DrainWaiters: Sendable {
 
     public init() {}
 
+    /// Waits registered and not yet woken: whoever drains can tell a waiter is there.
+    public var waitingCount: Int {
+        state.withLock { state in
+            state.waiters.values.count { if case .waiting = $0 { true } else { false } }
+        }
+    }
+
     /// Returns once `drained` holds, after a `wakeAll`, or when `timeout` has passed or the task
     /// is cancelled, whichever comes first.
     public func wait(atMost timeout: Duration, until drained: @escaping @Sendable () -> Bool) async {

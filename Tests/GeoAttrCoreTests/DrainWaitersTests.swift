@@ -1,6 +1,7 @@
 import GeoAttrCore
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("DrainWaiters")
 struct DrainWaitersTests {
@@ -16,7 +17,7 @@ struct DrainWaitersTests {
         let left = Mutex(1)
         let start = ContinuousClock.now
         async let waited: Void = waiters.wait(atMost: .seconds(60)) { left.withLock { $0 } == 0 }
-        try? await Task.sleep(for: .milliseconds(50))
+        #expect(await eventually { waiters.waitingCount == 1 })
         left.withLock { $0 = 0 }
         waiters.wakeAll()
         await waited
@@ -35,7 +36,7 @@ struct DrainWaitersTests {
     @Test func aCancelledWaitReturns() async {
         let waiters = DrainWaiters()
         let task = Task { await waiters.wait(atMost: .seconds(60)) { false } }
-        try? await Task.sleep(for: .milliseconds(20))
+        #expect(await eventually { waiters.waitingCount == 1 })
         let start = ContinuousClock.now
         task.cancel()
         await task.value

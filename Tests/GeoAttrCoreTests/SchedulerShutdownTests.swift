@@ -1,6 +1,7 @@
 import GeoAttrCore
 import GeoAttrLinux
 import GeoAttrModel
+import Dispatch
 import Logging
 import ServiceLifecycleTestKit
 import Synchronization
@@ -20,7 +21,8 @@ import Darwin
 final class HeldCacheFile: CacheStore {
     let file: CacheFile
     private let saving = Atomic(false)
-    private let released = Atomic(false)
+    /// Signalled once: the held save goes on.
+    private let released = DispatchSemaphore(value: 0)
 
     init(_ file: CacheFile) {
         self.file = file
@@ -28,17 +30,14 @@ final class HeldCacheFile: CacheStore {
 
     var isSaving: Bool { saving.load(ordering: .sequentiallyConsistent) }
 
-    func release() { released.store(true, ordering: .sequentiallyConsistent) }
+    func release() { released.signal() }
 
     func load() throws(CacheFileError) -> LocationResult? { try file.load() }
 
     /// Runs on the cache writer's own thread, which it may hold (never more than a minute).
     func save(_ result: LocationResult) throws(CacheFileError) {
         saving.store(true, ordering: .sequentiallyConsistent)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !released.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
-            usleep(1_000)
-        }
+        _ = released.wait(timeout: .now() + .seconds(60))
         try file.save(result)
     }
 }

@@ -42,8 +42,9 @@ struct FileOutputsShutdownTests {
         var later = moved
         later.generation = 3
         later.fix.latitude = 50.4108
+        // Stopped outputs follow the store no more: nothing is left that could write.
+        #expect(await eventually { store.updateSubscriberCount == 0 })
         store.publish(ServedResult(result: later, obtainedAt: .now))
-        try await Task.sleep(for: .milliseconds(200))
         #expect(Self.contents(envFile) == written.0 && Self.contents(prometheusFile) == written.1, "a file was written after the stop")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["geo.env", "geo.prom"])
     }
