@@ -51,6 +51,8 @@ struct HTTPRequestFuzz: FuzzHarness {
         let location = try StaticFixSource(latitude: 47.3769, longitude: 8.5417, altitudeMeters: 408, horizontalErrorMeters: 25)
         let schedule = ScheduleConfiguration()
         let store = AttributeStore(powerState: .foreground)
+        // As the daemon's index reloader does once its index is loaded: the status names it.
+        store.publishIndexState(.loaded(version: FixedPlace().indexVersion))
         let now = UTCTimestamp.now()
         store.publish(
             ServedResult(

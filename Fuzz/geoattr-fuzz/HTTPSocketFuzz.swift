@@ -47,6 +47,8 @@ struct HTTPSocketFuzz: FuzzHarness {
         // Refresh tokens come back at once, so POST /v1/refresh keeps reaching a fix.
         schedule.refreshInterval = .milliseconds(1)
         let store = AttributeStore(powerState: .foreground)
+        // As the daemon's index reloader does once its index is loaded: the status names it.
+        store.publishIndexState(.loaded(version: FixedPlace().indexVersion))
         self.store = store
         let scheduler = Scheduler(
             configuration: schedule, fixSource: location, staticSource: location, geocoders: GeocoderSlot(FixedPlace()),

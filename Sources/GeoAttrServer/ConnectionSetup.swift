@@ -7,10 +7,9 @@ import GeoAttrSettings
 /// Sets up one accepted connection: admission, then the pipeline, each handler with one job:
 ///
 /// 1. NIO's back-pressure handler, 2. NIO's HTTP/1 codec with the daemon's head limits and
-/// pipelining assistant, 3. `ProtocolErrorResponder` (unparseable requests),
-/// 4. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive, whole requests; its
-///    state says whether an answer is owed, which the error responder asks),
-/// 5. `RouterHandler` (the endpoint table: the API's, or the metrics socket's).
+/// pipelining assistant, 3. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive,
+/// whole requests, the answer to what cannot be parsed), which hands each whole request to its
+/// `ConnectionRouter` (the endpoint table: the API's, or the metrics socket's).
 ///
 /// (`package`: the HTTP fuzz harness sets up its connections with it too.)
 package enum ConnectionSetup {
@@ -52,16 +51,13 @@ package enum ConnectionSetup {
         // No outbound header validation: every response header is written from constants and
         // numbers (nothing a client sent is ever echoed into a header), and the validator is one
         // more handler that each of a response's three parts would cross. No NIO error handler:
-        // `ProtocolErrorResponder` answers in the API's error format instead.
+        // the connection's state answers in the API's error format instead.
         try sync.configureHTTPServerPipeline(
             withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: limits)
-        let state = ConnectionStateHandler(server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits))
-        // Weak: the error path only, and the pipeline may be taken apart in any order.
-        let answerOwed = { [weak state] in state?.answerOwed ?? false }
-        try sync.addHandler(ProtocolErrorResponder(limits: context.limits, metrics: context.metrics, answerOwed: answerOwed))
-        try sync.addHandler(state)
-        try sync.addHandler(RouterHandler(server: context, table: table))
+        try sync.addHandler(
+            ConnectionStateHandler(
+                server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits), table: table))
     }
 
     /// Adds the connection to the registry, or says why it cannot be.

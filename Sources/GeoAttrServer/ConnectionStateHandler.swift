@@ -5,14 +5,14 @@ import NIOHTTP1
 import Synchronization
 import GeoAttrSettings
 
-/// One client connection's state in the pipeline: who the client is and what it is granted
-/// (judged again when the access policy changes), its place in the connection registry, and
-/// its `ConnectionStateMachine`, fed every part read and written, whose actions it performs:
-/// whole `APIRequest`s for the router, the head and idle deadlines, keep-alive or close, the
-/// end of a watch stream.
+/// One client connection in the pipeline, after the HTTP codec: who the client is and what it
+/// is granted (judged again when the access policy changes), its place in the connection
+/// registry, and its `ConnectionStateMachine`, fed every part read and written, whose actions it
+/// performs: whole `APIRequest`s for its `ConnectionRouter`, the head and idle deadlines,
+/// keep-alive or close, the end of a watch stream, the answer to a request that cannot be parsed
+/// (`ProtocolErrorAnswer`).
 final class ConnectionStateHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = APIRequest
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -22,12 +22,14 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     /// The policy version `client.grant` was judged under.
     private var grantVersion: UInt64
     private var machine: ConnectionStateMachine
+    private let router: ConnectionRouter
     private var watch: WatchStream?
     private var deadline: ConnectionDeadline?
 
-    init(server: ServerContext, peer: PeerIdentity, timeouts: ConnectionTimeouts) {
+    init(server: ServerContext, peer: PeerIdentity, timeouts: ConnectionTimeouts, table: [Endpoint]) {
         self.server = server
         self.timeouts = timeouts
+        router = ConnectionRouter(server: server, table: table)
         let (grant, version) = server.grant(for: peer)
         client = APIClient(peer: peer, grant: grant)
         grantVersion = version
@@ -51,13 +53,11 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         deadline?.cancel()
         deadline = nil
         watch = nil
+        router.connectionClosed()
         server.connections.remove(context.channel)
         server.metrics.connectedClients.record(server.connections.count)
         context.fireChannelInactive()
     }
-
-    /// A request was read whose answer has not ended (an event stream's never does).
-    var answerOwed: Bool { machine.answerOwed }
 
     // MARK: Reading
 
@@ -89,7 +89,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         case is ChannelShouldQuiesceEvent:
             perform(machine.quiesce(), context)
             // An answer that waits on the scheduler may be given now.
-            context.fireUserInboundEventTriggered(event)
+            router.quiesce(on: self, context)
         case is AccessPolicyChangedEvent:
             judgeAgain(context, idleCloses: true)
         default:
@@ -109,11 +109,41 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         perform(machine.grantChanged(seesTheSame: seesTheSame, idleCloses: idleCloses), context)
     }
 
+    /// A part the decoder could not parse: answered, or the connection closed
+    /// (`ConnectionStateMachine.protocolErrorCaught`).
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let response = ProtocolErrorAnswer.response(to: error, limits: server.limits),
+            machine.protocolErrorCaught() == .answerThenClose
+        else {
+            context.close(promise: nil)
+            return
+        }
+        // Past the machine's bookkeeping of answers: this one answers no request it forwarded.
+        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(response.bodyBuffer))), promise: nil)
+        server.metrics.request(endpoint: "invalid", status: Int(response.status.code))
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
     // MARK: Writing
 
+    /// A part of an answer written by the router, from this handler's place in the pipeline.
+    func send(_ part: HTTPServerResponsePart, _ context: ChannelHandlerContext) {
+        write(part, wrapped: nil, promise: nil, context)
+    }
+
+    /// A part written through the pipeline: an event stream's, which writes to its channel.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        write(unwrapOutboundIn(data), wrapped: data, promise: promise, context)
+    }
+
+    /// `wrapped`: the part as it came through the pipeline, passed on as it is unless changed.
+    private func write(
+        _ part: HTTPServerResponsePart, wrapped: NIOAny?, promise: EventLoopPromise<Void>?, _ context: ChannelHandlerContext
+    ) {
         let action: ConnectionStateMachine.WriteAction
-        switch unwrapOutboundIn(data) {
+        switch part {
         case .head(let head):
             action = machine.responseHeadWritten(endsConnection: head.headers.contains(name: "connection"))
             if action == .writeClosingHead {
@@ -127,6 +157,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         case .end:
             action = machine.responseEndWritten()
         }
+        let data = wrapped ?? wrapOutboundOut(part)
         guard action == .writeThenClose else {
             context.write(data, promise: promise)
             return
@@ -142,14 +173,10 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
         perform(machine.flushed(writable: context.channel.isWritable), context)
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let started = event as? WatchStartedEvent else {
-            context.triggerUserOutboundEvent(event, promise: promise)
-            return
-        }
-        watch = started.stream
+    /// The router started an event stream as the answer.
+    func streamStarted(_ stream: WatchStream) {
+        watch = stream
         machine.watchStarted()
-        promise?.succeed()
     }
 
     // MARK: Actions
@@ -163,7 +190,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
             // A reload may have changed what this client may do since its last request.
             judgeAgain(context, idleCloses: false)
             let apiRequest = APIRequest(head: request.head, body: request.body, bodyTooLarge: request.bodyTooLarge, client: client)
-            context.fireChannelRead(wrapInboundOut(apiRequest))
+            router.answer(apiRequest, on: self, context)
         case .armHeadDeadline:
             deadline?.set(in: timeouts.head, kind: .head)
         case .armIdleDeadline:
@@ -185,17 +212,14 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     }
 
     /// Tells the connection on `channel` to quiesce, with NIO's `ChannelShouldQuiesceEvent`
-    /// delivered right before this handler: NIO's pipelining assistant, earlier in the pipeline,
-    /// would take the event as its own and not pass it on (closing after its own notion of the
-    /// answer in flight, and answering no waiting request early). On the channel's event loop.
+    /// handed to this handler itself: NIO's pipelining assistant, earlier in the pipeline, would
+    /// take the event as its own and not pass it on (closing after its own notion of the answer
+    /// in flight, and answering no waiting request early). On the channel's event loop.
     static func quiesce(_ channel: any Channel) {
         let pipeline = channel.pipeline.syncOperations
-        guard let before = try? pipeline.context(handlerType: ProtocolErrorResponder.self) else { return }
-        before.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        guard let handler = try? pipeline.handler(type: ConnectionStateHandler.self),
+            let context = try? pipeline.context(handler: handler)
+        else { return }
+        handler.userInboundEventTriggered(context: context, event: ChannelShouldQuiesceEvent())
     }
-}
-
-/// Sent from the router to the connection's state when `GET /v1/watch` starts its stream.
-struct WatchStartedEvent {
-    var stream: WatchStream
 }

@@ -43,6 +43,13 @@ struct ConnectionStateMachine {
         case finishWatch(reconnect: Bool)
     }
 
+    enum ErrorAction: Equatable {
+        /// Answer the request that could not be parsed, then close.
+        case answerThenClose
+        /// Close without an answer.
+        case close
+    }
+
     enum WriteAction: Equatable {
         /// Write the part as it is.
         case write
@@ -73,6 +80,8 @@ struct ConnectionStateMachine {
     /// An answer ended and is not flushed yet: the deadline moves once it is, as the client can
     /// only start on the next request once it has the answer.
     private var deadlineMovesOnFlush = false
+    /// A request that could not be parsed was answered: no second answer may start.
+    private var protocolErrorAnswered = false
     private let maximumBodyBytes: Int
 
     init(maximumBodyBytes: Int) {
@@ -147,6 +156,15 @@ struct ConnectionStateMachine {
         if !writable, deadline != .head { return arm(.head) }
         if writable, deadline == .head { return arm(.idle) }
         return .none
+    }
+
+    /// The decoder could not parse what the client sent. It is answered only when no other
+    /// answer is owed and none was given to an earlier error: an answer must not start inside
+    /// another, and the decoder stops at its first error.
+    mutating func protocolErrorCaught() -> ErrorAction {
+        guard !protocolErrorAnswered, !answerOwed, state != .closed else { return .close }
+        protocolErrorAnswered = true
+        return .answerThenClose
     }
 
     // MARK: Writing

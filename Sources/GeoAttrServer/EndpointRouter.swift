@@ -12,26 +12,28 @@ enum EndpointRouter {
     }
 
     static func route(_ request: APIRequest, in table: [Endpoint], server: ServerContext) -> Routed {
-        let atPath = table.first { $0.path == request.path }
-        let name = atPath?.name ?? "unknown"
-        if let refusal = refusal(request, pathAccess: atPath?.access ?? unknownPathAccess(in: table), server: server) {
+        // Indices, not rows: a row holds its handler and names, and is read where it lies.
+        let atPath = table.firstIndex { $0.path == request.path }
+        let name = atPath.map { table[$0].name } ?? "unknown"
+        let pathAccess = atPath.map { table[$0].access } ?? unknownPathAccess(in: table)
+        if let refusal = refusal(request, pathAccess: pathAccess, server: server) {
             return Routed(endpoint: name, reply: .response(refusal))
         }
         guard atPath != nil else {
             return Routed(endpoint: "unknown", reply: .response(.error(.notFound, .notFound, "no such endpoint: \(request.path)")))
         }
-        guard let endpoint = table.first(where: { $0.path == request.path && $0.method == request.method }) else {
+        guard let index = table.firstIndex(where: { $0.path == request.path && $0.method == request.method }) else {
             let message = "\(request.method) is not allowed on \(request.path)"
             // RFC 9110: a 405 names the methods the path takes.
             let allowed = table.filter { $0.path == request.path }.map { "\($0.method)" }.joined(separator: ", ")
             let refusal = APIResponse.error(.methodNotAllowed, .methodNotAllowed, message, extraHeaders: [("allow", allowed)])
             return Routed(endpoint: name, reply: .response(refusal))
         }
-        if case .mutate(let action) = endpoint.access, !request.client.grant.mayMutate {
+        if case .mutate(let action) = table[index].access, !request.client.grant.mayMutate {
             let message = "uid \(request.client.peer.uid) may not \(action); see access.mutate"
             return Routed(endpoint: name, reply: .response(.error(.forbidden, .forbidden, message)))
         }
-        return Routed(endpoint: name, reply: endpoint.handler(request, server))
+        return Routed(endpoint: name, reply: table[index].handler(request, server))
     }
 
     /// What a path the table lacks asks of a client. Read access, so that a client that may see

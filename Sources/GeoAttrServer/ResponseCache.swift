@@ -7,7 +7,7 @@ import Synchronization
 /// the state. Sidecars poll for every batch they export; rendering JSON, or even building the
 /// headers, each time would dominate.
 final class ResponseCache: Sendable {
-    struct Key: Hashable, Sendable {
+    struct Key: Equatable, Sendable {
         var generation: UInt64
         var level: PrecisionLevel
         var decimals: Int?
@@ -17,12 +17,22 @@ final class ResponseCache: Sendable {
         var state: PowerState
     }
 
-    private let entries = Mutex<[Key: APIResponse]>([:])
+    /// Newest last. A list, not a dictionary: the answer looked for is nearly always one of the
+    /// last few made, and comparing a key costs less than hashing it.
+    private let entries = Mutex<[(key: Key, response: APIResponse)]>([])
     private static let capacity = 64
 
     /// The answer made for `key`, if one was.
     func cached(for key: Key) -> APIResponse? {
-        entries.withLock { $0[key] }
+        entries.withLock { entries in
+            // Lookups outnumber additions by far: no `last(where:)` closure in the way.
+            var index = entries.endIndex
+            while index > entries.startIndex {
+                index -= 1
+                if entries[index].key == key { return entries[index].response }
+            }
+            return nil
+        }
     }
 
     func response(for key: Key, render: () -> APIResponse) -> APIResponse {
@@ -30,7 +40,7 @@ final class ResponseCache: Sendable {
         let rendered = render()
         entries.withLock { entries in
             if entries.count >= Self.capacity { entries.removeAll(keepingCapacity: true) }
-            entries[key] = rendered
+            entries.append((key, rendered))
         }
         return rendered
     }

@@ -204,6 +204,28 @@ struct ConnectionStateMachineTests {
         #expect(machine.grantChanged(seesTheSame: false, idleCloses: true) == .finishWatch(reconnect: true))
     }
 
+    // MARK: Requests that cannot be parsed
+
+    @Test func aRequestThatCannotBeParsedIsAnsweredOnceWhenNoAnswerIsOwed() {
+        var machine = Self.started()
+        #expect(machine.protocolErrorCaught() == .answerThenClose)
+        #expect(machine.protocolErrorCaught() == .close)
+    }
+
+    @Test func aRequestThatCannotBeParsedInsideAnAnswerClosesWithoutOne() {
+        var answering = Self.started()
+        _ = Self.request(Self.keepAlive, into: &answering)
+        #expect(answering.protocolErrorCaught() == .close)
+
+        var watching = Self.started()
+        _ = Self.request(Self.keepAlive, into: &watching)
+        watching.watchStarted()
+        #expect(watching.protocolErrorCaught() == .close)
+
+        var answered = Self.idleAfterAnAnswer()
+        #expect(answered.protocolErrorCaught() == .answerThenClose)
+    }
+
     // MARK: Closed
 
     @Test func aClosedConnectionIgnoresWhatIsStillDelivered() {
@@ -213,5 +235,6 @@ struct ConnectionStateMachineTests {
         #expect(machine.headReceived(Self.keepAlive) == .none)
         #expect(machine.endReceived() == .none)
         #expect(machine.quiesce() == .none)
+        #expect(machine.protocolErrorCaught() == .close)
     }
 }

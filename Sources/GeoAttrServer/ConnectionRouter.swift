@@ -4,12 +4,14 @@ import NIOCore
 import NIOHTTP1
 import GeoAttrSettings
 
-/// Answers each request through the endpoint table: writes the endpoint's response, or waits
-/// for a deferred one, or starts a watch stream, and counts every answer.
-final class RouterHandler: ChannelInboundHandler {
-    typealias InboundIn = APIRequest
-    typealias OutboundOut = HTTPServerResponsePart
-
+/// One connection's answers through the endpoint table: writes the endpoint's response, or
+/// waits for a deferred one, or starts a watch stream, and counts every answer.
+///
+/// Called by the connection's `ConnectionStateHandler` with each whole request, and writing
+/// through it, as Hummingbird's channel handler calls its responder: not a handler of its own, so
+/// that a request and the three parts of its answer cross no more of the pipeline than the
+/// connection's state must see.
+final class ConnectionRouter {
     private let server: ServerContext
     private let table: [Endpoint]
     /// A deferred answer that shutdown may give early, and the endpoint it counts under.
@@ -17,42 +19,38 @@ final class RouterHandler: ChannelInboundHandler {
     /// The request counter used last: a poller hits the same endpoint and status every time.
     private var lastCounter: (endpoint: String, status: Int, counter: CoreMetrics.Counter)?
 
-    init(server: ServerContext, table: [Endpoint] = EndpointTable.endpoints) {
+    init(server: ServerContext, table: [Endpoint]) {
         self.server = server
         self.table = table
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let request = unwrapInboundIn(data)
+    func answer(_ request: APIRequest, on connection: ConnectionStateHandler, _ context: ChannelHandlerContext) {
         let routed = EndpointRouter.route(request, in: table, server: server)
         switch routed.reply {
         case .response(let response):
-            write(response, endpoint: routed.endpoint, context)
+            write(response, endpoint: routed.endpoint, on: connection, context)
         case .deferred(let deferred):
-            answerLater(deferred, endpoint: routed.endpoint, context)
+            answerLater(deferred, endpoint: routed.endpoint, on: connection, context)
         case .watch:
-            startWatch(grant: request.client.grant, lastEventID: WatchStream.lastEventID(of: request), context)
+            startWatch(grant: request.client.grant, lastEventID: WatchStream.lastEventID(of: request), on: connection, context)
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    /// The server is shutting down: a deferred answer that has one for this moment gives it now,
+    /// cleanly, since what it waits for will not be awaited.
+    func quiesce(on connection: ConnectionStateHandler, _ context: ChannelHandlerContext) {
+        guard let (answer, endpoint) = interruptible else { return }
         interruptible = nil
-        context.fireChannelInactive()
+        write(answer, endpoint: endpoint, on: connection, context)
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard event is ChannelShouldQuiesceEvent else {
-            context.fireUserInboundEventTriggered(event)
-            return
-        }
-        // Answered now, cleanly: what it waits for will not be awaited.
-        if let (answer, endpoint) = interruptible {
-            interruptible = nil
-            write(answer, endpoint: endpoint, context)
-        }
+    func connectionClosed() {
+        interruptible = nil
     }
 
-    private func answerLater(_ deferred: DeferredResponse, endpoint: String, _ context: ChannelHandlerContext) {
+    private func answerLater(
+        _ deferred: DeferredResponse, endpoint: String, on connection: ConnectionStateHandler, _ context: ChannelHandlerContext
+    ) {
         let eventLoop = context.eventLoop
         let promise = eventLoop.makePromise(of: APIResponse.self)
         deferred.waits?.requestStarted()
@@ -64,23 +62,25 @@ final class RouterHandler: ChannelInboundHandler {
                 guard self.interruptible != nil else { return }
                 self.interruptible = nil
             }
-            self.write(response, endpoint: endpoint, context)
+            self.write(response, endpoint: endpoint, on: connection, context)
         }
         // After the answer is written: shutdown waits for this before it stops the loops.
         promise.futureResult.assumeIsolated().whenComplete { _ in deferred.waits?.requestEnded() }
     }
 
-    private func startWatch(grant: Grant, lastEventID: UInt64?, _ context: ChannelHandlerContext) {
+    private func startWatch(
+        grant: Grant, lastEventID: UInt64?, on connection: ConnectionStateHandler, _ context: ChannelHandlerContext
+    ) {
         // Pipelined behind a request that closed the connection: nobody is left to watch.
         guard context.channel.isActive else { return }
         let stream = WatchStream(
             channel: context.channel, store: server.store, grant: grant, ttl: server.ttl,
             heartbeat: server.limits.heartbeatInterval, lastEventID: lastEventID)
-        context.triggerUserOutboundEvent(WatchStartedEvent(stream: stream), promise: nil)
+        connection.streamStarted(stream)
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: "text/event-stream; charset=utf-8")
         headers.add(name: "cache-control", value: "no-cache")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        connection.send(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)), context)
         // Before any event: the stream's own events are written from the loop after this returns.
         WatchStream.write("retry: \(WatchStream.reconnectionDelayMilliseconds)\n\n", to: context.channel)
         server.metrics.request(endpoint: "watch", status: 200)
@@ -96,14 +96,17 @@ final class RouterHandler: ChannelInboundHandler {
         if server.connections.isShuttingDown { stream.finish() }
     }
 
-    private func write(_ response: APIResponse, endpoint: String, _ context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(response.head)), promise: nil)
+    private func write(
+        _ response: APIResponse, endpoint: String, on connection: ConnectionStateHandler, _ context: ChannelHandlerContext
+    ) {
+        connection.send(.head(response.head), context)
         if response.bodyBuffer.readableBytes > 0 {
-            context.write(wrapOutboundOut(.body(.byteBuffer(response.bodyBuffer))), promise: nil)
+            connection.send(.body(.byteBuffer(response.bodyBuffer)), context)
         }
         count(endpoint: endpoint, status: Int(response.status.code))
         // The common keep-alive path: no completion callback to allocate per request.
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        connection.send(.end(nil), context)
+        connection.flush(context: context)
     }
 
     private func count(endpoint: String, status: Int) {
