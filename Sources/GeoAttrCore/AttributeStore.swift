@@ -52,7 +52,12 @@ public final class AttributeStore: Sendable {
     /// answer made before is looked up by, read without copying the result.
     public var servedMarkAndPowerState: (served: ServedMark?, powerState: PowerState) {
         state.withLock { state in
-            (state.served.map { (generation: $0.result.generation, obtainedAt: $0.obtainedAt) }, state.status.scheduler.powerState)
+            // The two fields read in place: the result itself is neither copied nor retained.
+            let powerState = state.status.scheduler.powerState
+            guard let generation = state.served?.result.generation, let obtainedAt = state.served?.obtainedAt else {
+                return (nil, powerState)
+            }
+            return ((generation, obtainedAt), powerState)
         }
     }
 

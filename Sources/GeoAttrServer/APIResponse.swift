@@ -8,8 +8,14 @@ import NIOHTTP1
 /// `connection: close` is not in the headers unless the answer itself ends the connection: the
 /// connection's state adds it when something else (a reload, shutdown, the client) does.
 struct APIResponse: Sendable, Equatable {
-    var head: HTTPResponseHead
-    var bodyBuffer: ByteBuffer
+    private(set) var head: HTTPResponseHead
+    private(set) var bodyBuffer: ByteBuffer
+    /// The `etag` header's value, kept beside the headers so that a conditional request is
+    /// answered without searching them.
+    let etag: String?
+    /// The answer says `connection: close` itself (`closingConnection()`), kept beside the
+    /// headers for the same reason.
+    private(set) var endsConnection = false
 
     var status: HTTPResponseStatus { head.status }
     var headers: HTTPHeaders { head.headers }
@@ -25,6 +31,7 @@ struct APIResponse: Sendable, Equatable {
         if let contentType { headers.add(name: "content-type", value: contentType) }
         headers.add(name: "content-length", value: String(body.count))
         if let etag { headers.add(name: "etag", value: etag) }
+        self.etag = etag
         for (name, value) in extraHeaders { headers.add(name: name, value: value) }
         head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
         bodyBuffer = ByteBuffer(bytes: body)
@@ -47,6 +54,7 @@ struct APIResponse: Sendable, Equatable {
     func closingConnection() -> APIResponse {
         var copy = self
         copy.head.headers.add(name: "connection", value: "close")
+        copy.endsConnection = true
         return copy
     }
 

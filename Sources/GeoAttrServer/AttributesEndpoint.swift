@@ -10,7 +10,8 @@ enum AttributesEndpoint {
     }
 
     static func response(_ request: APIRequest, server: ServerContext) -> APIResponse {
-        guard let format = AttributeFormat(rawValue: request.query["format"] ?? "json") else {
+        // A poller's plain GET has no query: no lookup, no string to match.
+        guard let format = request.query.isEmpty ? .json : AttributeFormat(rawValue: request.query["format"] ?? "json") else {
             return .error(.badRequest, .badRequest, "format must be \(AttributeFormat.choices)")
         }
         let grant = request.client.grant
@@ -23,7 +24,7 @@ enum AttributesEndpoint {
         guard let response = cached ?? made(format: format, grant: grant, ttl: ttl, server: server) else {
             return .error(.serviceUnavailable, .noLocation, "no location yet: no fix, no cache and no static location")
         }
-        let etag = response.headers.first(name: "etag")
+        let etag = response.etag
         if let match = request.head.headers.first(name: "if-none-match"), match == etag || match == "*" {
             return APIResponse(status: .notModified, body: [], contentType: nil, etag: etag)
         }

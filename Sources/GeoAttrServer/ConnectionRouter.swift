@@ -99,7 +99,7 @@ final class ConnectionRouter {
     private func write(
         _ response: APIResponse, endpoint: String, on connection: ConnectionStateHandler, _ context: ChannelHandlerContext
     ) {
-        connection.send(.head(response.head), context)
+        connection.send(.head(response.head), endsConnection: response.endsConnection, context)
         if response.bodyBuffer.readableBytes > 0 {
             connection.send(.body(.byteBuffer(response.bodyBuffer)), context)
         }

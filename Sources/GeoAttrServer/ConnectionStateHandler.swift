@@ -129,23 +129,28 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     // MARK: Writing
 
     /// A part of an answer written by the router, from this handler's place in the pipeline.
-    func send(_ part: HTTPServerResponsePart, _ context: ChannelHandlerContext) {
-        write(part, wrapped: nil, promise: nil, context)
+    /// `endsConnection`: a head that says `connection: close` itself (`APIResponse` knows).
+    func send(_ part: HTTPServerResponsePart, endsConnection: Bool = false, _ context: ChannelHandlerContext) {
+        write(part, wrapped: nil, endsConnection: endsConnection, promise: nil, context)
     }
 
     /// A part written through the pipeline: an event stream's, which writes to its channel.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        write(unwrapOutboundIn(data), wrapped: data, promise: promise, context)
+        let part = unwrapOutboundIn(data)
+        var endsConnection = false
+        if case .head(let head) = part { endsConnection = head.headers.contains(name: "connection") }
+        write(part, wrapped: data, endsConnection: endsConnection, promise: promise, context)
     }
 
     /// `wrapped`: the part as it came through the pipeline, passed on as it is unless changed.
     private func write(
-        _ part: HTTPServerResponsePart, wrapped: NIOAny?, promise: EventLoopPromise<Void>?, _ context: ChannelHandlerContext
+        _ part: HTTPServerResponsePart, wrapped: NIOAny?, endsConnection: Bool, promise: EventLoopPromise<Void>?,
+        _ context: ChannelHandlerContext
     ) {
         let action: ConnectionStateMachine.WriteAction
         switch part {
         case .head(let head):
-            action = machine.responseHeadWritten(endsConnection: head.headers.contains(name: "connection"))
+            action = machine.responseHeadWritten(endsConnection: endsConnection)
             if action == .writeClosingHead {
                 var closing = head
                 closing.headers.add(name: "connection", value: "close")
