@@ -62,12 +62,19 @@ public final class AttributeStore: Sendable {
     }
 
     /// Replaces the served result in one step and notifies the subscribers.
-    public func publish(_ served: ServedResult) {
-        let subscribers = state.withLock { state in
+    /// `status`: the scheduler's status changes that go with the result (the attempt that made
+    /// it), made in the same step, so that no reader sees the new result with the previous
+    /// attempt's record.
+    public func publish(_ served: ServedResult, status change: ((inout SchedulerStatus) -> Void)? = nil) {
+        let (subscribers, powerChanged, powerSubscribers) = state.withLock { state in
             state.served = served
-            return Array(state.subscribers.values)
+            let power = change.flatMap { change in Self.change(&state, change) }
+            return (Array(state.subscribers.values), power, power == nil ? [] : Array(state.powerSubscribers.values))
         }
         for subscriber in subscribers { subscriber.yield(served) }
+        if let powerChanged {
+            for subscriber in powerSubscribers { subscriber.yield(powerChanged) }
+        }
     }
 
     /// Stops serving (the result expired).
@@ -82,14 +89,20 @@ public final class AttributeStore: Sendable {
     /// The scheduler's part of the status: the scheduler is its one writer.
     public func updateSchedulerStatus(_ change: (inout SchedulerStatus) -> Void) {
         let (changed, subscribers) = state.withLock { state -> (PowerState?, [AsyncStream<PowerState>.Continuation]) in
-            let before = state.status.scheduler.powerState
-            change(&state.status.scheduler)
-            let after = state.status.scheduler.powerState
-            return before == after ? (nil, []) : (after, Array(state.powerSubscribers.values))
+            guard let changed = Self.change(&state, change) else { return (nil, []) }
+            return (changed, Array(state.powerSubscribers.values))
         }
         if let changed {
             for subscriber in subscribers { subscriber.yield(changed) }
         }
+    }
+
+    /// Applies a change of the scheduler's status; returns the new power state if it changed.
+    private static func change(_ state: inout State, _ change: (inout SchedulerStatus) -> Void) -> PowerState? {
+        let before = state.status.scheduler.powerState
+        change(&state.status.scheduler)
+        let after = state.status.scheduler.powerState
+        return before == after ? nil : after
     }
 
     /// The index in service and the last refusal: the index's reloader is its one writer.

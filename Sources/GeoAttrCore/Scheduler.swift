@@ -252,17 +252,17 @@ public actor Scheduler: Service {
         let endedAt = UTCTimestamp.now()
         switch result {
         case .success(let fix):
-            let published = publish(fix)
-            servingFallback = false
-            failures = 0
-            retryAt = nil
-            store.updateSchedulerStatus {
+            // The result and the attempt that made it in one step.
+            let published = publish(fix) {
                 $0.fixInFlight = false
                 $0.gpsdReachable = fix.origin == .gps ? true : $0.gpsdReachable
                 $0.lastAttempt = AttemptRecord(
                     trigger: attempt.trigger, startedAt: attempt.startedAt, endedAt: endedAt, error: nil,
                     fallback: fix.acceptedAsFallback == true)
             }
+            servingFallback = false
+            failures = 0
+            retryAt = nil
             completeWaiters(.success(published))
         case .failure(let error):
             logger.error("fix failed: \(error)", metadata: ["trigger": "\(attempt.trigger.rawValue)"])
@@ -285,8 +285,9 @@ public actor Scheduler: Service {
 
     // MARK: Results
 
+    /// `status`: the status changes that go with the result, published with it.
     @discardableResult
-    private func publish(_ fix: Fix) -> LocationResult {
+    private func publish(_ fix: Fix, status: ((inout SchedulerStatus) -> Void)? = nil) -> LocationResult {
         let previous = store.served?.result
         let geocoder = geocoders.geocoder
         let (place, decision) = policy.place(for: fix, previous: previous, geocoder: geocoder)
@@ -298,7 +299,7 @@ public actor Scheduler: Service {
             indexVersion: place == nil ? nil : geocoder?.indexVersion,
             generation: generations.next()
         )
-        store.publish(ServedResult(result: result, obtainedAt: .now))
+        store.publish(ServedResult(result: result, obtainedAt: .now), status: status)
         Self.logAccepted(fix, result: result, decision: decision, logger: logger)
         cacheWriter?.submit(result)
         return result
