@@ -370,8 +370,7 @@ struct DaemonConfigurationTests {
         let process = try ChildProcess(
             executable: BuiltProducts.path(of: "geoattrd"),
             arguments: ["--config", directory.file("c.yaml"), "--gpsd", "127.0.0.1:3000", "--check-config"],
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-            stdoutPath: directory.file("out"))
+            environment: BuiltProducts.childEnvironment(adding: environment), stdoutPath: directory.file("out"))
         #expect(await process.waitAsync(timeout: .seconds(20)) == 0)
         let output = try String(contentsOfFile: directory.file("out"), encoding: .utf8)
         #expect(output.contains("gpsd.endpoint = 127.0.0.1:3000"))

@@ -23,11 +23,12 @@ public final class ChildProcess: Sendable {
     private static let spawnSetSID: Int16 = 0x80
 
     /// Starts `executable` with `arguments`. `stdoutPath` receives standard output; standard
-    /// error goes to `stderrFD` when given (the caller keeps its copy), else to `stderrPath`.
+    /// error goes to `stderrFD` when given (the caller keeps its copy), else to `stderrPath`. The
+    /// environment is the test's, without the harness's own variables, unless one is given.
     public init(
         executable: String,
         arguments: [String],
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = BuiltProducts.childEnvironment(),
         stdoutPath: String = "/dev/null",
         stderrPath: String = "/dev/null",
         stderrFD: Int32? = nil,
