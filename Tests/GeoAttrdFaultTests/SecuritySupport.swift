@@ -96,13 +96,10 @@ final class PeerConnection {
     /// Everything received and not yet taken as a response.
     var received: String { String(decoding: pending, as: UTF8.self) }
 
-    /// Reads what is there; waits up to 2 ms when nothing is. Sets `closed` on EOF.
+    /// Reads what is there; waits up to 50 ms for something when nothing is (the callers check
+    /// their own deadlines between calls). Sets `closed` on EOF.
     private func fill() async {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 0) > 0 else {
-            try? await Task.sleep(for: .milliseconds(2))
-            return
-        }
+        guard await connection.wait(for: Int32(POLLIN), timeout: .milliseconds(50)) != 0 else { return }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let n = recv(fd, &buffer, buffer.count, 0)
         if n <= 0 {

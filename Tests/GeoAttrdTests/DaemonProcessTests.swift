@@ -48,8 +48,9 @@ struct DaemonProcessTests {
             let pausedLine = try #require(await daemon.waitForLog("to=background"))
             #expect(pausedLine.text.contains("origin=\"state file\""))
             let connectionsWhenPaused = gpsdConnections(gpsfake)
-            // Absence can only be shown over time: three TTLs without a connection.
-            try await Task.sleep(for: .seconds(3))
+            // Absence can only be shown over time: three TTLs paused without a connection, by the
+            // daemon's own clock (the result was at most one TTL old when the pause began).
+            try await daemon.waitForStatus("the served result four TTLs old") { ($0.cacheAgeS ?? 0) >= 4 }
             #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
             let stillPaused = try #require(await daemon.status())
             #expect(stillPaused.lastAttempt == paused.lastAttempt && !stillPaused.fixInFlight, "the daemon tried a fix while paused")
@@ -71,7 +72,8 @@ struct DaemonProcessTests {
             try await daemon.waitForState(.background)
             #expect(daemon.process.isRunning, "SIGTSTP stopped or killed the daemon")
             let connectionsWhenPaused = gpsdConnections(gpsfake)
-            try await Task.sleep(for: .seconds(3))
+            // Three TTLs paused, as above.
+            try await daemon.waitForStatus("the served result four TTLs old") { ($0.cacheAgeS ?? 0) >= 4 }
             #expect(gpsdConnections(gpsfake) == connectionsWhenPaused, "the daemon connected to gpsd while paused")
             let pausedGeneration = await daemon.status()?.generation
             daemon.signal(SIGCONT)

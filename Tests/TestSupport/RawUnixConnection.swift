@@ -73,11 +73,7 @@ public final class RawUnixConnection {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 0) > 0 else {
-                try? await Task.sleep(for: .milliseconds(2))
-                continue
-            }
+            guard await wait(for: Int32(POLLIN), timeout: max(.zero, deadline - ContinuousClock.now)) != 0 else { continue }
             let n = recv(fd, &buffer, buffer.count, 0)
             if n <= 0 { return (String(decoding: received, as: UTF8.self), true) }
             received += buffer[0..<n]

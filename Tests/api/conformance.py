@@ -322,6 +322,10 @@ def main() -> int:
         directory.chmod(0o711)
     sock = str(directory / "api.sock")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GEOATTRD_")}
+    # The daemon says READY=1 (sd_notify) once its socket is bound: the event awaited below.
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(directory / "notify.sock"))
+    env["NOTIFY_SOCKET"] = str(directory / "notify.sock")
     log = open(directory / "geoattrd.log", "wb")
     daemon = subprocess.Popen(
         [args.daemon, "--config", str(config), "--state-dir", str(directory), "--state-file", str(directory / "state"),
@@ -331,9 +335,14 @@ def main() -> int:
     problems: list[str] = []
     status = 1
     try:
-        deadline = time.monotonic() + 15
-        while not os.path.exists(sock) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        notify.settimeout(15)
+        try:
+            while b"READY=1" not in notify.recv(4096):
+                pass
+        except TimeoutError:
+            pass  # the connect below says what went wrong
+        finally:
+            notify.close()
         schema = EventSchema(yaml.safe_load(DOCUMENT.read_text(encoding="utf-8")))
         with socket.socket(socket.AF_UNIX) as connection:
             connection.connect(sock)
