@@ -95,7 +95,10 @@ extension DaemonProcess {
         return try await waitForStatus(expected, timeout: timeout) { status in
             guard let attempt = status.lastAttempt, attempt.result != "fix" else { return false }
             guard let since else { return true }
-            return UTCTimestamp(iso8601: attempt.endedAt).map { !($0 < since) } ?? false
+            // The status gives times to the millisecond: `since` is compared at that resolution,
+            // or an attempt ending in the same millisecond would read as earlier.
+            guard let sinceToTheMillisecond = UTCTimestamp(iso8601: since.iso8601) else { return false }
+            return UTCTimestamp(iso8601: attempt.endedAt).map { !($0 < sinceToTheMillisecond) } ?? false
         }
     }
 
