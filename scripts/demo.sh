@@ -23,8 +23,10 @@ swift build --product geoattrd >&2
 swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
 index="${GEODATA_CACHE:-cache/geodata}/world.gidx"
-# Built when missing, and again when this build cannot read it (an index of another format).
-if ! "$bin/geoattrctl" index info "$index" >/dev/null 2>&1; then
+# Built when missing, again when this build cannot read it (an index of another format), and
+# when another builder made it (an index without what this tree's builder writes).
+builder=$(sed -n 's/^ *public static let builderName = "\(.*\)"$/\1/p' Sources/GeoIndexBuilder/GeoIndexBuilder.swift)
+if ! info=$("$bin/geoattrctl" index info "$index" 2>/dev/null) || ! grep -qF "by $builder (" <<<"$info"; then
     bash scripts/fetch-geodata.sh >&2
     bash scripts/build-world-index.sh >&2
 fi

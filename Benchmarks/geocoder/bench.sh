@@ -53,3 +53,4 @@ for set in populated land track; do
 done
 
 run "$CACHE/venv/bin/python" Benchmarks/geocoder/accuracy.py --index "$CACHE/world.gidx" --geoindex "$BIN/geoattrctl" --n 20000
+run "$CACHE/venv/bin/python" Benchmarks/geocoder/border_bands.py --index "$CACHE/world.gidx" --geoattrctl "$BIN/geoattrctl"

@@ -6,6 +6,12 @@ import OTelSemanticConventions
 /// the daemon's documents and `geoattrctl lookup`'s JSON both write from it.
 public enum PlaceAttribute: CaseIterable, Sendable {
     case country, region, locality, postalCode, continent
+    /// The point's IANA time zone, under the name Elastic Common Schema gives it and OpenTelemetry's
+    /// open proposal takes over; the semantic conventions have no time zone attribute yet.
+    case timeZone
+
+    /// The proposed name of the time zone attribute.
+    public static let timeZoneName = "geo.timezone"
 
     /// The semantic-convention name (`geo.country.iso_code`, ...).
     public var name: String {
@@ -15,16 +21,19 @@ public enum PlaceAttribute: CaseIterable, Sendable {
         case .locality: OTelAttribute.geo.locality.name
         case .postalCode: OTelAttribute.geo.postalCode
         case .continent: OTelAttribute.geo.continent.code
+        case .timeZone: Self.timeZoneName
         }
     }
 
-    /// The lowest precision level that shows it.
-    public var level: PrecisionLevel {
+    /// The lowest precision level that shows it. A time zone names an area within its country
+    /// where the country has several: `region`, unless it is its country's only one (`country`).
+    public func level(in place: GeoPlace?) -> PrecisionLevel {
         switch self {
         case .country, .continent: .country
         case .region: .region
         case .locality: .locality
         case .postalCode: .postal
+        case .timeZone: place?.timeZoneCoversCountry == true ? .country : .region
         }
     }
 
@@ -36,6 +45,7 @@ public enum PlaceAttribute: CaseIterable, Sendable {
         case .locality: place.localityName
         case .postalCode: place.postalCode
         case .continent: place.continentCode
+        case .timeZone: place.timeZone
         }
     }
 }

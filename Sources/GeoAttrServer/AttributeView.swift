@@ -56,7 +56,7 @@ public struct AttributeView: Sendable {
                 all[lon] = .double(round(result.fix.longitude, decimals: decimals))
             }
         }
-        for attribute in PlaceAttribute.allCases where level < attribute.level {
+        for attribute in PlaceAttribute.allCases where level < attribute.level(in: result.place) {
             all.removeValue(forKey: attribute.name)
         }
         return all

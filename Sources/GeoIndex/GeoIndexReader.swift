@@ -21,13 +21,15 @@ public final class GeoIndexReader: Sendable {
     public let coastToleranceMeters: Double
 
     private let file: MappedFile
-    private let strings: ByteView
+    let strings: ByteView
     private let metadata: ByteView
     private let countries: ByteView
     private let zones: ByteView
+    /// `TZNM`, when the file has it (`zoneNames(area:country:)`).
+    let zoneNames: ByteView?
     private let neRegions: ByteView
     private let regions: ByteView
-    private let land: AreaLayer
+    let land: AreaLayer
     private let countryLayer: AreaLayer
     private let regionLayer: AreaLayer
     private let majorPlaces: PointGrid
@@ -85,6 +87,7 @@ public final class GeoIndexReader: Sendable {
         metadata = try section(.metadata)
         countries = try table(.countries, entrySize: 8)
         zones = try table(.zones, entrySize: 4)
+        zoneNames = sections[IndexFormat.Section.zoneNames.rawValue] == nil ? nil : try table(.zoneNames, entrySize: 4)
         neRegions = try table(.neRegions, entrySize: 4)
         regions = try table(.regions, entrySize: 8)
         land = landLayer
@@ -231,6 +234,7 @@ public final class GeoIndexReader: Sendable {
             if let index = regionIndex { result.regionCode = regionCode(index) }
         }
         result.boundaryMarginMeters = margin.isFinite ? margin : nil
+        (result.timeZone, result.timeZoneCoversCountry) = timeZone(area: zone, isAlternative: country != primary)
         result.localityName = locality(latitude: latitude, longitude: longitude, metersX: metersX, country: country)
         if let cutoff = countryEntry.u16(4), cutoff > 0, let spacing = countryEntry.u16(6) {
             // Clamped so a crafted table cannot turn one lookup into a scan of half the world.
@@ -253,20 +257,6 @@ public final class GeoIndexReader: Sendable {
 
     /// The builder's largest postal cut-off (see PostalCutoff) with room to spare.
     static let maximumPostalCutoff = 300_000.0
-
-    private func isLandOrCoast(latitude: Double, longitude: Double) -> Bool {
-        // Natural Earth is clipped at -89.9 latitude and +-179.9 longitude; clamping keeps the
-        // land that reaches those lines (Antarctica, Fiji, Chukotka) on land.
-        let clampedLatitude = max(latitude, -89.89)
-        let clampedLongitude = min(max(longitude, -179.89), 179.89)
-        let metersX = CellGeometry.metersPerDegreeLongitudeAtEquator * cos(clampedLatitude * Double.pi / 180)
-        guard
-            let probe = land.probe(
-                latitude: clampedLatitude, longitude: clampedLongitude, metersPerDegreeLongitude: metersX,
-                distanceLimit: coastToleranceMeters)
-        else { return false }
-        return probe.area != nil || probe.edgeDistance <= coastToleranceMeters
-    }
 
     @inline(__always)
     private func code(_ entry: ByteView, at offset: Int) -> String? {

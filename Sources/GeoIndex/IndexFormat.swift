@@ -40,6 +40,9 @@ public enum IndexFormat {
         case postalFloors = 0x524C_4650  // "PFLR"
         /// Version 5, with `POST`: per country, the shape its postal codes are stored in.
         case postalShapes = 0x5048_5350  // "PSHP"
+        /// Optional, beside `ZONE`: each time-zone area's IANA name. A reader that predates it
+        /// skips it and answers without the time zone.
+        case zoneNames = 0x4D4E_5A54  // "TZNM"
     }
 
     /// The root grid of every area layer: one-degree cells, row 0 at the south pole.
@@ -75,6 +78,14 @@ public enum IndexFormat {
     public static let noIndex: UInt16 = 0xFFFF
     /// A country's entry in `PSHP` when its postal codes are strings.
     public static let noShape: UInt32 = 0xFFFF_FFFF
+    /// A `TZNM` entry: the name's string offset in its low 24 bits, the flags above it.
+    public static let zoneNameOffsetMask: UInt32 = 0x00FF_FFFF
+    /// In a `TZNM` entry: the area's zone is the only zone of the area's country, or of its
+    /// alternative country (a zone spanning two countries).
+    public static let zoneCoversCountry: UInt32 = 1 << 24
+    public static let zoneCoversAlternative: UInt32 = 1 << 25
+    /// A `TZNM` entry of an area without a zone name.
+    public static let noZoneName: UInt32 = 0x00FF_FFFF
     /// The first version with `PSHP`: before it, every postal code is a string.
     public static let postalShapesVersion: UInt32 = 5
 

@@ -9,7 +9,7 @@ import GeoIndex
 
 /// Builds an index file from the sources in `BuildInputs`.
 public enum GeoIndexBuilder {
-    public static let builderName = "geoindex 0.1"
+    public static let builderName = "geoindex 0.2"
 
     public static func build(inputs: BuildInputs, options: BuildOptions = BuildOptions(), outputPath: String) throws(BuildError) -> BuildReport {
         var state = BuildState(options: options)
@@ -37,6 +37,8 @@ private struct BuildState {
     var continents: [String: String] = [:]
     var postalCutoff: [UInt16: (cutoff: Double, spacing: Double)] = [:]
     var zones: [(country: UInt16, alternative: UInt16)] = []
+    /// Each zone's IANA name, when its feature has one.
+    var zoneNames: [String?] = []
     var zoneAreas: [(id: UInt32, polygons: [Polygon])] = []
     var neRegions: [(country: UInt16, region: UInt16)] = []
     var regionAreas: [(id: UInt32, polygons: [Polygon])] = []
@@ -102,6 +104,7 @@ private struct BuildState {
             let alternative = alternativeCode.map { country($0) } ?? IndexFormat.noIndex
             zoneAreas.append((UInt32(zones.count), feature.polygons))
             zones.append((primary, alternative))
+            zoneNames.append(feature.properties["zone"].flatMap { $0.isEmpty ? nil : $0 })
             vertices += feature.polygons.reduce(0) { $0 + $1.reduce(0) { $0 + $1.count } }
         }
         guard !zones.isEmpty else {
@@ -109,6 +112,7 @@ private struct BuildState {
         }
         counts.append(("country polygons", "\(zones.count) (\(vertices) vertices, \(countryCodes.count) countries)"))
         report.lines.append("admin-0: \(zones.count) polygons, \(vertices) vertices, \(countryCodes.count) countries")
+        counts.append(("time zones", "\(Set(zoneNames.compactMap { $0 }).count)"))
     }
 
     mutating func loadRegions(admin1 path: String?, iso isoPath: String?) throws(BuildError) {
@@ -276,6 +280,7 @@ private struct BuildState {
 
         writer.add(.countries, countryTable())
         writer.add(.zones, zoneTable())
+        writer.add(.zoneNames, ZoneNameTable.section(zones: zones, names: zoneNames, strings: &strings))
         writer.add(.neRegions, naturalEarthRegionTable())
         writer.add(.regions, regionTable.data)
         writer.add(.landLayer, land.section())
@@ -372,26 +377,5 @@ private struct BuildState {
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
-    }
-}
-
-/// Interned strings with a one-byte length prefix (longer strings are cut at a character boundary).
-struct StringTable {
-    private(set) var data: [UInt8] = []
-    private var offsets: [String: UInt32] = [:]
-
-    mutating func offset(of string: String) -> UInt32 {
-        if let offset = offsets[string] { return offset }
-        var bytes = Array(string.utf8)
-        if bytes.count > 255 {
-            var end = 255
-            while end > 0, bytes[end] & 0xC0 == 0x80 { end -= 1 }
-            bytes = Array(bytes[..<end])
-        }
-        let offset = UInt32(data.count)
-        data.append(UInt8(bytes.count))
-        data.append(contentsOf: bytes)
-        offsets[string] = offset
-        return offset
     }
 }

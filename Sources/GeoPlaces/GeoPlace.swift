@@ -13,6 +13,12 @@ public struct GeoPlace: Sendable, Hashable, Codable {
     public var postalCode: String?
     /// `geo.continent.code`: AF, AN, AS, EU, NA, OC or SA (GeoNames convention).
     public var continentCode: String?
+    /// `geo.timezone` (a proposed name, not yet in the semantic conventions): the IANA time zone
+    /// of the point, e.g. `Europe/Paris`.
+    public var timeZone: String?
+    /// `true` when `timeZone` is the only zone of the point's country, so that it tells no more
+    /// than the country does; `nil` otherwise.
+    public var timeZoneCoversCountry: Bool?
     /// Distance from the point to the edge of its region (or of its country when there is no
     /// region). Where the edge is further than the index resolves, this is a lower bound, which is
     /// what hysteresis needs: the answer cannot change before the point has moved this far.
@@ -20,7 +26,8 @@ public struct GeoPlace: Sendable, Hashable, Codable {
 
     public init(
         countryCode: String? = nil, regionCode: String? = nil, localityName: String? = nil,
-        postalCode: String? = nil, continentCode: String? = nil, boundaryMarginMeters: Double? = nil
+        postalCode: String? = nil, continentCode: String? = nil, boundaryMarginMeters: Double? = nil,
+        timeZone: String? = nil, timeZoneCoversCountry: Bool? = nil
     ) {
         self.countryCode = countryCode
         self.regionCode = regionCode
@@ -28,6 +35,8 @@ public struct GeoPlace: Sendable, Hashable, Codable {
         self.postalCode = postalCode
         self.continentCode = continentCode
         self.boundaryMarginMeters = boundaryMarginMeters
+        self.timeZone = timeZone
+        self.timeZoneCoversCountry = timeZoneCoversCountry
     }
 
     /// The place with nothing known, returned for invalid input and open sea.
@@ -40,10 +49,13 @@ public struct GeoPlace: Sendable, Hashable, Codable {
         case postalCode = "postal_code"
         case continentCode = "continent"
         case boundaryMarginMeters = "boundary_margin_m"
+        case timeZone = "timezone"
+        case timeZoneCoversCountry = "timezone_country"
     }
 
-    /// Whether two answers name the same country and region (what hysteresis guards).
+    /// Whether two answers name the same country, region and time zone (what hysteresis guards:
+    /// the margin measures the edges of all three).
     public func sameArea(as other: GeoPlace) -> Bool {
-        countryCode == other.countryCode && regionCode == other.regionCode
+        countryCode == other.countryCode && regionCode == other.regionCode && timeZone == other.timeZone
     }
 }

@@ -35,6 +35,26 @@ struct AttributeViewTests {
         #expect(rounded["geo.location.lon"] == .double(13.38))
     }
 
+    @Test("the time zone is a region's secret, unless it is the country's only one")
+    func timeZoneLevel() {
+        var result = Self.result
+        result.place?.timeZone = "Europe/Berlin"
+        let grant = { (level: PrecisionLevel) in Grant(level: level) }
+        // Germany's only zone tells no more than the country does.
+        result.place?.timeZoneCoversCountry = true
+        #expect(AttributeView.filter(result, grant: grant(.country))["geo.timezone"] == .string("Europe/Berlin"))
+        #expect(AttributeView.filter(result, grant: grant(.none))["geo.timezone"] == nil)
+        // One of several zones names a part of the country.
+        result.place?.timeZone = "America/Denver"
+        result.place?.timeZoneCoversCountry = nil
+        #expect(AttributeView.filter(result, grant: grant(.country))["geo.timezone"] == nil)
+        #expect(AttributeView.filter(result, grant: grant(.region))["geo.timezone"] == .string("America/Denver"))
+        let view = AttributeView(served: ServedResult(result: result, obtainedAt: .now), grant: grant(.region), ttl: .seconds(60), state: .foreground)
+        #expect(String(decoding: AttributeFormat.otel.render(view.answer), as: UTF8.self).contains("geo.timezone=America%2FDenver"))
+        #expect(String(decoding: AttributeFormat.env.render(view.answer), as: UTF8.self).contains("GEO_TIMEZONE=\"America/Denver\""))
+        #expect(PrometheusLocation.text(view.answer).contains("geo_timezone=\"America/Denver\""))
+    }
+
     @Test("a country client never sees more, in any format")
     func countryClientInEveryFormat() {
         let served = ServedResult(result: Self.result, obtainedAt: .now)

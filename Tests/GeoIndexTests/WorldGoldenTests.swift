@@ -21,6 +21,7 @@ struct WorldGoldenTests {
         var country: String?
         var region: String? = nil
         var locality: String? = nil
+        var timeZone: String? = nil
         var testDescription: String { name }
     }
 
@@ -28,13 +29,13 @@ struct WorldGoldenTests {
         // Enclaves and exclaves.
         Case(name: "Baarle-Hertog (BE enclave)", latitude: 51.4400, longitude: 4.9300, country: "BE", region: "BE-VLG", locality: "Baarle-Hertog"),
         Case(name: "Baarle-Nassau (NL, between the BE enclaves)", latitude: 51.4500, longitude: 4.9300, country: "NL", region: "NL-NB"),
-        Case(name: "Buesingen am Hochrhein (DE exclave in CH)", latitude: 47.6970, longitude: 8.6900, country: "DE", region: "DE-BW", locality: "Büsingen"),
+        Case(name: "Buesingen am Hochrhein (DE exclave in CH)", latitude: 47.6970, longitude: 8.6900, country: "DE", region: "DE-BW", locality: "Büsingen", timeZone: "Europe/Busingen"),
         Case(name: "Schaffhausen next to Buesingen", latitude: 47.6960, longitude: 8.6350, country: "CH", region: "CH-SH"),
         Case(name: "Llivia (ES exclave in FR)", latitude: 42.4650, longitude: 1.9810, country: "ES", locality: "Llívia"),
         Case(name: "Campione d'Italia (IT exclave in CH)", latitude: 45.9690, longitude: 8.9710, country: "IT", region: "IT-25"),
-        Case(name: "Point Roberts (US exclave)", latitude: 48.9860, longitude: -123.0600, country: "US", region: "US-WA", locality: "Point Roberts"),
+        Case(name: "Point Roberts (US exclave)", latitude: 48.9860, longitude: -123.0600, country: "US", region: "US-WA", locality: "Point Roberts", timeZone: "America/Los_Angeles"),
         Case(name: "Tsawwassen across the line", latitude: 49.0100, longitude: -123.0800, country: "CA", region: "CA-BC"),
-        Case(name: "Kaliningrad", latitude: 54.7100, longitude: 20.5100, country: "RU", region: "RU-KGD", locality: "Kaliningrad"),
+        Case(name: "Kaliningrad", latitude: 54.7100, longitude: 20.5100, country: "RU", region: "RU-KGD", locality: "Kaliningrad", timeZone: "Europe/Kaliningrad"),
         // Antimeridian.
         Case(name: "Fiji, Viti Levu (Suva)", latitude: -18.1400, longitude: 178.4400, country: "FJ", locality: "Suva"),
         Case(name: "Fiji, Taveuni east of 180", latitude: -16.8000, longitude: -179.9500, country: "FJ"),
@@ -61,12 +62,12 @@ struct WorldGoldenTests {
         Case(name: "Tarama island (JP, Okinawa)", latitude: 24.6648, longitude: 124.7018, country: "JP", region: "JP-47"),
         Case(name: "Huaniao island (CN, Zhoushan)", latitude: 30.8513, longitude: 122.6931, country: "CN", region: "CN-ZJ"),
         // Big cities name the city, with the top-level ISO region.
-        Case(name: "Paris", latitude: 48.8566, longitude: 2.3522, country: "FR", region: "FR-IDF", locality: "Paris"),
+        Case(name: "Paris", latitude: 48.8566, longitude: 2.3522, country: "FR", region: "FR-IDF", locality: "Paris", timeZone: "Europe/Paris"),
         Case(name: "Montpellier (FR-34 rolls up to FR-OCC)", latitude: 43.6108, longitude: 3.8767, country: "FR", region: "FR-OCC", locality: "Montpellier"),
         Case(name: "Canterbury (GB-KEN rolls up to GB-ENG)", latitude: 51.2802, longitude: 1.0789, country: "GB", region: "GB-ENG", locality: "Canterbury"),
         Case(name: "Rome (IT-RM rolls up to IT-62)", latitude: 41.9028, longitude: 12.4964, country: "IT", region: "IT-62", locality: "Rome"),
-        Case(name: "Jakarta (province, not Java)", latitude: -6.2000, longitude: 106.8166, country: "ID", region: "ID-JK", locality: "Jakarta"),
-        Case(name: "San Francisco", latitude: 37.7793, longitude: -122.4193, country: "US", region: "US-CA", locality: "San Francisco"),
+        Case(name: "Jakarta (province, not Java)", latitude: -6.2000, longitude: 106.8166, country: "ID", region: "ID-JK", locality: "Jakarta", timeZone: "Asia/Jakarta"),
+        Case(name: "San Francisco", latitude: 37.7793, longitude: -122.4193, country: "US", region: "US-CA", locality: "San Francisco", timeZone: "America/Los_Angeles"),
     ]
 
     @Test(arguments: cases) func golden(_ golden: Case) throws {
@@ -75,7 +76,16 @@ struct WorldGoldenTests {
         #expect(place.countryCode == golden.country, "country")
         if let region = golden.region { #expect(place.regionCode == region, "region") }
         if let locality = golden.locality { #expect(place.localityName == locality, "locality") }
+        if let timeZone = golden.timeZone { #expect(place.timeZone == timeZone, "time zone") }
+        if golden.country != nil { #expect(place.timeZone != nil, "every country's point has a time zone") }
         if golden.country == nil { #expect(place == .empty) }
+    }
+
+    @Test func aTimeZoneIsShownWithTheCountryOnlyWhereItIsTheCountrysOnlyOne() throws {
+        let reader = try GeoIndexReader(path: try #require(WorldIndex.path))
+        #expect(reader.place(latitude: 48.8566, longitude: 2.3522).timeZoneCoversCountry == true, "Paris")
+        #expect(reader.place(latitude: 52.52, longitude: 13.405).timeZoneCoversCountry == nil, "Berlin (Büsingen has a zone of its own)")
+        #expect(reader.place(latitude: 37.7793, longitude: -122.4193).timeZoneCoversCountry == nil, "San Francisco")
     }
 
     @Test func nanAndOutOfRangeGiveEmptyPlaces() throws {

@@ -35,21 +35,23 @@ public enum Fixture {
         #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
     }
 
-    public static let countries = collection([
+    public static let countries = collection(countryFeatures)
+    static let countryFeatures = [
         feature(#""country":"AA","zone":"Test/AA""#, polygons: [[square(0, 0, 2, 2.5), square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"BB","zone":"Test/BB""#, polygons: [[square(2, 0, 4, 2)], [square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"CC","zone":"Test/CC""#, polygons: [[square(179, -17, 180, -16)], [square(-180, -17, -179, -16)]]),
         feature(#""country":"DD","zone":"Test/DDEE","split":"DD,EE""#, polygons: [[square(10, 10, 12, 12)]]),
         feature(#""country":"-99","zone":"Etc/Test""#, polygons: [[square(20, 20, 21, 21)]]),
-    ])
+    ]
 
-    public static let land = collection([
+    public static let land = collection(landFeatures)
+    static let landFeatures = [
         feature(#""iso_a2":"AA""#, polygons: [[square(0, 0, 2, 2)]]),
         feature(#""iso_a2":"BB""#, polygons: [[square(2, 0, 4, 2)]]),
         feature(#""iso_a2":"CC""#, polygons: [[square(179, -17, 179.9, -16)], [square(-179.9, -17, -179, -16)]]),
         feature(#""iso_a2":"DD""#, polygons: [[square(10, 10, 12, 12)]]),
         feature(#""iso_a2":"ZZ""#, polygons: [[square(20, 20, 21, 21)]]),
-    ])
+    ]
 
     public static let admin1 = collection([
         feature(#""iso_a2":"AA","name":"North","iso_3166_2":"AA-N""#, polygons: [[square(0, 1, 2, 2), square(0.5, 0.5, 0.7, 0.7)]]),
@@ -114,7 +116,7 @@ public enum Fixture {
     /// Writes the sources into a fresh directory and builds an index there.
     public static func build(
         postal: Bool = true, keepDominatedPlaces: Bool = false, postalFloors: Bool = true, extraCities: [String] = [],
-        extraPostalCodes: [String] = []
+        extraPostalCodes: [String] = [], extraCountries: [String] = []
     ) throws -> (directory: String, index: String, report: BuildReport) {
         var template = Array("/tmp/geoindex-test-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { buffer -> String in
@@ -122,8 +124,9 @@ public enum Fixture {
             return String(decoding: buffer.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         FixtureDirectories.removeAtExit(directory)
-        try write(countries, to: directory + "/countries.geojson")
-        try write(land, to: directory + "/land.geojson")
+        // An extra country is land too.
+        try write(extraCountries.isEmpty ? countries : collection(countryFeatures + extraCountries), to: directory + "/countries.geojson")
+        try write(extraCountries.isEmpty ? land : collection(landFeatures + extraCountries), to: directory + "/land.geojson")
         try write(admin1, to: directory + "/admin1.geojson")
         try write(iso, to: directory + "/iso_3166-2.json")
         try write(cities + extraCities.map { $0 + "\n" }.joined(), to: directory + "/cities.txt")
