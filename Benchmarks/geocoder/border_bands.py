@@ -106,6 +106,7 @@ def main():
     ap.add_argument("--coast", type=int, default=5000, help="places next to water")
     ap.add_argument("--seed", type=int, default=3636)
     ap.add_argument("--misses", help="write the misses here (TSV: set, lat, lon, truth, answer)")
+    ap.add_argument("--write-points", help="write the border points within 1 km here (lat,lon lines), for timing lookups")
     a = ap.parse_args()
     rng = random.Random(a.seed)
 
@@ -210,6 +211,10 @@ def main():
                 sea_kept += 1
 
     query = "".join(f"{p[1]:.7f},{p[2]:.7f}\n" for p in points)
+    if a.write_points:
+        near = [p for p in points if p[0] in ("0-50 m", "50-100 m", "100-250 m", "250-500 m", "500-1000 m")]
+        with open(a.write_points, "w", encoding="utf-8") as f:
+            f.write("".join(f"{p[1]:.7f},{p[2]:.7f}\n" for p in near))
     out = subprocess.run([a.geoattrctl, "lookup", "--batch", "--index", a.index], input=query, capture_output=True,
                          text=True, check=True).stdout.splitlines()
     assert len(out) == len(points), f"{len(out)} answers to {len(points)} points"

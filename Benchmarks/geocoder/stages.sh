@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Where a lookup's time goes: `geoindex-bench lookup` with stages of the reader's place() switched
 # off, one row per set of switches (docs/performance.md, "Where the time goes"):
-#   all | all but postal | all but locality | land mask, country, region | land mask, country | country
+#   all | all but postal | all but locality | country, region | country
 # The reader has no such switches. stage-ablation.patch, beside this script, adds them
-# (GEO_NO_POSTAL, GEO_NO_LOCALITY, GEO_NO_REGION, GEO_NO_LAND in the environment) to a copy of
+# (GEO_NO_POSTAL, GEO_NO_LOCALITY, GEO_NO_REGION in the environment) to a copy of
 # the tree in .build-stages/src (tracked and new files as they are in the checkout), from which
 # geoindex-bench is built (release, one job) into .build-stages/build: the checkout and its .build
 # are left alone. The answers of a lookup with a stage switched off are incomplete: the copy is
@@ -63,9 +63,8 @@ rows=(
     "all|"
     "all but postal|GEO_NO_POSTAL=1"
     "all but locality|GEO_NO_LOCALITY=1"
-    "land mask, country, region|GEO_NO_POSTAL=1 GEO_NO_LOCALITY=1"
-    "land mask, country|GEO_NO_POSTAL=1 GEO_NO_LOCALITY=1 GEO_NO_REGION=1"
-    "country|GEO_NO_POSTAL=1 GEO_NO_LOCALITY=1 GEO_NO_REGION=1 GEO_NO_LAND=1"
+    "country, region|GEO_NO_POSTAL=1 GEO_NO_LOCALITY=1"
+    "country|GEO_NO_POSTAL=1 GEO_NO_LOCALITY=1 GEO_NO_REGION=1"
 )
 echo "== machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); index $index"
 printf '%-10s %-28s %10s %12s  %s\n' set "stages run" "p50 (us)" "lookups/s" switches

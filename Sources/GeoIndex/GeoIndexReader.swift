@@ -17,8 +17,6 @@ public import GeoPlaces
 public final class GeoIndexReader: Sendable {
     public let path: String
     public let formatVersion: UInt32
-    /// How far off a (simplified) coastline a point still gets the country, in metres.
-    public let coastToleranceMeters: Double
 
     private let file: MappedFile
     let strings: ByteView
@@ -29,7 +27,6 @@ public final class GeoIndexReader: Sendable {
     let zoneNames: ByteView?
     private let neRegions: ByteView
     private let regions: ByteView
-    let land: AreaLayer
     private let countryLayer: AreaLayer
     private let regionLayer: AreaLayer
     private let majorPlaces: PointGrid
@@ -42,12 +39,8 @@ public final class GeoIndexReader: Sendable {
     private let contentChecksum: UInt64
 
     /// Opens and validates an index file.
-    /// - Parameters:
-    ///   - path: the index file.
-    ///   - coastToleranceMeters: points this close to land still get a country (default 1 km;
-    ///     capped at the land layer's margin, about 1.3 km).
     /// - Throws: `GeoIndexError` for a missing, truncated, foreign, wrong-version or corrupt file.
-    public init(path: String, coastToleranceMeters: Double = 1_000) throws(GeoIndexError) {
+    public init(path: String) throws(GeoIndexError) {
         let file = try MappedFile(path: path)
         let bytes = file.bytes
         let (version, contentChecksum, sections) = try Self.sections(of: bytes, path: path)
@@ -78,9 +71,6 @@ public final class GeoIndexReader: Sendable {
         }
         self.path = path
         self.formatVersion = version
-        let landLayer = try layer(.landLayer)
-        // Beyond the land layer's fixed margin a cell cannot see the coast, so cap the tolerance there.
-        self.coastToleranceMeters = min(max(0, coastToleranceMeters), landLayer.absoluteMargin * CellGeometry.metersPerDegreeLatitude)
         self.file = file
         self.contentChecksum = contentChecksum
         strings = try section(.strings)
@@ -90,7 +80,6 @@ public final class GeoIndexReader: Sendable {
         zoneNames = sections[IndexFormat.Section.zoneNames.rawValue] == nil ? nil : try table(.zoneNames, entrySize: 4)
         neRegions = try table(.neRegions, entrySize: 4)
         regions = try table(.regions, entrySize: 8)
-        land = landLayer
         countryLayer = try layer(.countryLayer)
         regionLayer = try layer(.regionLayer)
         majorPlaces = try grid(.majorPlaces, recordSize: IndexFormat.placeRecordSize)
@@ -189,8 +178,9 @@ public final class GeoIndexReader: Sendable {
         }
         let (latitude, longitude) = Self.inset(latitude: latitude, longitude: longitude)
         let metersX = CellGeometry.metersPerDegreeLongitudeAtEquator * cos(latitude * Double.pi / 180)
-        guard isLandOrCoast(latitude: latitude, longitude: longitude),
-            let countryProbe = countryLayer.probe(latitude: latitude, longitude: longitude, metersPerDegreeLongitude: metersX),
+        // A point inside a country's polygon, its territorial sea included, gets that country;
+        // open sea (in no country's polygon) gets nothing.
+        guard let countryProbe = countryLayer.probe(latitude: latitude, longitude: longitude, metersPerDegreeLongitude: metersX),
             let zone = countryProbe.area, let primary = zones.u16(Int(zone) * 4), let alternative = zones.u16(Int(zone) * 4 + 2)
         else { return .empty }
 

@@ -29,8 +29,6 @@ struct AreaLayerBuilder {
     private(set) var inner: [UInt32] = []
     private(set) var leafBlob: [UInt8] = []
     private(set) var statistics = Statistics()
-    /// When set, cells with no land nearby become uniform "nothing" (their edges are sea borders).
-    var landMask: LandMask?
 
     /// - Parameters:
     ///   - absoluteMargin: degrees of latitude every cell reaches beyond its edges (edge distances
@@ -127,12 +125,6 @@ struct AreaLayerBuilder {
 
     private mutating func buildBlock(rows: Range<Int>, columns: Range<Int>, areas: [ClippedArea]) throws(BuildError) {
         let rect = blockRect(rows: rows, columns: columns)
-        if let landMask, landMask.isSea(rect) {
-            for row in rows {
-                for column in columns { roots[row * IndexFormat.rootColumns + column] = IndexFormat.noArea }
-            }
-            return
-        }
         if !areas.contains(where: { hasRealEdges($0, rect) }) {
             let reference = uniformReference(areas, rect)
             for row in rows {
@@ -165,9 +157,6 @@ struct AreaLayerBuilder {
     private mutating func buildNode(cell: DegreeRect, row: Int, depth: Int, areas: [ClippedArea]) throws(BuildError) -> UInt32 {
         let margin = margins(row: row, depth: depth)
         let expanded = cell.expanded(byX: margin.x, y: margin.y)
-        if let landMask, landMask.isSea(expanded) {
-            return IndexFormat.NodeTag.uniform.rawValue << 30 | IndexFormat.noArea
-        }
         if !areas.contains(where: { hasRealEdges($0, expanded) }) {
             return uniformReference(areas, expanded)
         }

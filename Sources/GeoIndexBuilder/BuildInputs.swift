@@ -4,8 +4,8 @@ public struct BuildInputs: Sendable {
     /// Admin-0 polygons: GeoJSON features with `country` (or `iso_a2` / `ISO_A2`) and optional
     /// `split` ("RS,XK": zones covering two countries, resolved with the admin-1 country).
     public var countryPolygons: String
-    /// Land mask (GeoJSON); points further than the coast tolerance from it get no country.
-    /// When nil, the country polygons are the land.
+    /// Land (GeoJSON), for the readers of geoattrd 0.3.0 and earlier, which give no country
+    /// further than their coast tolerance from it. When nil, the country polygons are the land.
     public var landPolygons: String?
     /// Admin-1 polygons (Natural Earth `states_provinces` GeoJSON) with `iso_a2` and `iso_3166_2`.
     public var admin1Polygons: String?
@@ -53,7 +53,7 @@ public struct BuildOptions: Sendable {
     public var countries: Set<String>?
     public var includePostalCodes: Bool
     /// Reach of land-layer cells beyond their edges, in degrees of latitude: the largest coast
-    /// tolerance a reader can use (0.012 degrees is about 1.3 km).
+    /// tolerance an earlier reader can use (0.012 degrees is about 1.3 km).
     public var coastMarginDegrees: Double
     /// Margin of border-layer cells as a share of the cell height (boundary margins are exact up
     /// to it and a lower bound beyond).

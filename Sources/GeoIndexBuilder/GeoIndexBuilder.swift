@@ -9,7 +9,7 @@ import GeoIndex
 
 /// Builds an index file from the sources in `BuildInputs`.
 public enum GeoIndexBuilder {
-    public static let builderName = "geoindex 0.2"
+    public static let builderName = "geoindex 0.3"
 
     public static func build(inputs: BuildInputs, options: BuildOptions = BuildOptions(), outputPath: String) throws(BuildError) -> BuildReport {
         var state = BuildState(options: options)
@@ -242,8 +242,10 @@ private struct BuildState {
         guard countryCodes.count < 255 else { throw .limitExceeded("more than 254 countries") }
         var writer = IndexWriter()
 
-        // The land layer needs a fixed reach for the coast tolerance; the border layers only need
-        // a margin proportional to the cell (their edge distance is a lower bound beyond it).
+        // The land layer is what earlier readers give a country on (within their coast tolerance,
+        // hence its fixed reach); this reader answers from the country layer alone, which runs on
+        // to the territorial sea. The border layers only need a margin proportional to the cell
+        // (their edge distance is a lower bound beyond it).
         var land = AreaLayerBuilder(
             absoluteMargin: options.coastMarginDegrees, relativeMargin: 0, maximumDepth: 6, resolution: Self.naturalEarthResolution, leafVertexLimit: options.leafVertexLimit)
         try land.build(areas: landAreas)
@@ -251,7 +253,6 @@ private struct BuildState {
             absoluteMargin: 0, relativeMargin: options.relativeCellMargin, maximumDepth: IndexFormat.maximumDepth,
             resolution: Self.borderResolution,
             leafVertexLimit: options.leafVertexLimit)
-        countryLayer.landMask = LandMask(landLayer: land)
         try countryLayer.build(areas: zoneAreas)
         // Region margins are only a lower bound next to the country's: no extra reach needed.
         var regionLayer = AreaLayerBuilder(

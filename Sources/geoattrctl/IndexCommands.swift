@@ -107,7 +107,9 @@ struct LookupCommand: ParsableCommand {
     @Argument(parsing: .allUnrecognized, help: "LAT LON or LAT,LON in decimal degrees.") var coordinates: [String] = []
     @Flag(help: "Read `lat,lon` lines from stdin.") var batch = false
     @Option(help: "Index file.") var index: String?
-    @Option(help: "Metres off the coastline that still get a country.") var coastTolerance: Double = 1_000
+    /// Accepted and ignored: the country reaches as far as its polygon, the territorial sea
+    /// included. Kept one release for the scripts that pass it.
+    @Option(help: .hidden) var coastTolerance: Double?
     @Option(help: "With --batch: threads looking up at once (default: the CPUs this process may use, cgroup quota and affinity included, at most 16).")
     var jobs: Int?
 
@@ -127,7 +129,7 @@ struct LookupCommand: ParsableCommand {
     }
 
     func run() throws {
-        let reader = try GeoIndexReader(path: IndexSearch.locate(explicit: index), coastToleranceMeters: coastTolerance)
+        let reader = try GeoIndexReader(path: IndexSearch.locate(explicit: index))
         if batch {
             try BatchLookup(reader: reader, jobs: jobs ?? DefaultBatchJobs.count).run()
             return

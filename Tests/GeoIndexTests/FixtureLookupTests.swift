@@ -51,9 +51,16 @@ import Testing
         #expect(reader.place(latitude: 0.3, longitude: 0.31).localityName == "Smallville")
     }
 
-    @Test func seaHasNoCountryButTheCoastToleranceApplies() {
-        #expect(reader.place(latitude: 2.3, longitude: 1.0) == .empty, "33 km off the coast")
-        #expect(reader.place(latitude: 2.004, longitude: 1.0).countryCode == "AA", "450 m off the coast")
+    @Test func theTerritorialSeaIsTheCountrysAndOpenSeaNobodys() {
+        // AA's polygon runs on to lat 2.5 over the sea, as a territorial sea does; land stops at 2.
+        for latitude in [2.004, 2.3, 2.49] {
+            let place = reader.place(latitude: latitude, longitude: 1.0)
+            #expect(place.countryCode == "AA", "\(latitude)")
+            #expect(place.timeZone == "Test/AA", "\(latitude)")
+            #expect(place.regionCode.map { $0.hasPrefix("AA-") } != false, "a region at sea is one of the country's")
+        }
+        #expect(reader.place(latitude: 2.51, longitude: 1.0) == .empty, "just past the polygon's edge")
+        #expect(reader.place(latitude: 2.8, longitude: 1.0) == .empty)
         #expect(reader.place(latitude: 30, longitude: -40) == .empty)
     }
 

@@ -48,6 +48,13 @@ struct WorldGoldenTests {
         Case(name: "South Pole (Antarctica)", latitude: -90, longitude: 0, country: "AQ"),
         Case(name: "Mid-Atlantic", latitude: 30, longitude: -40, country: nil),
         Case(name: "North Sea, 50 km offshore", latitude: 53.0, longitude: 3.0, country: nil),
+        // The territorial sea, harbours and the islands in them.
+        Case(name: "5 km off the Dutch coast (Scheveningen)", latitude: 52.12, longitude: 4.18, country: "NL", timeZone: "Europe/Amsterdam"),
+        Case(name: "Bay of Nice, 4 km out", latitude: 43.62, longitude: 7.30, country: "FR"),
+        Case(name: "Friday Harbor seaplane base (San Juan Islands)", latitude: 48.5367, longitude: -123.0128, country: "US", region: "US-WA"),
+        // A river border, 30 m either side (the Rhine between Strasbourg and Kehl).
+        Case(name: "the Rhine, 30 m on the French side", latitude: 48.603049, longitude: 7.814416, country: "FR", timeZone: "Europe/Paris"),
+        Case(name: "the Rhine, 30 m on the German side", latitude: 48.602758, longitude: 7.815102, country: "DE", timeZone: "Europe/Berlin"),
         // Border towns where LU, FR, BE, NL meet.
         Case(name: "Schengen (LU)", latitude: 49.4700, longitude: 6.3650, country: "LU"),
         Case(name: "Perl (DE) across the Moselle", latitude: 49.4730, longitude: 6.3900, country: "DE", region: "DE-SL"),
