@@ -23,7 +23,7 @@ public final class GeoIndexReader: Sendable {
     private let metadata: ByteView
     private let countries: ByteView
     private let zones: ByteView
-    /// `TZNM`, when the file has it (`zoneNames(area:country:)`).
+    /// `TZNM`, when the file has it (`timeZone(area:isAlternative:)`).
     let zoneNames: ByteView?
     private let neRegions: ByteView
     private let regions: ByteView
