@@ -12,7 +12,8 @@
 #   scripts/make-deb.sh [--arch arm64] [OUTDIR]   (default: dist/) writes
 #     OUTDIR/geoattrd_VERSION_ARCH.deb          daemon, geoattrctl, units, configuration
 #     OUTDIR/geoattrd-geodata_VERSION_all.deb   /usr/share/geoattrd/world.gidx, only when
-#                                               cache/geodata/world.gidx has been built
+#                                               $GEODATA_CACHE/world.gidx (default
+#                                               cache/geodata) has been built
 #   and prints the paths of the packages it wrote on stdout, one a line, geoattrd's first
 #   (everything else goes to stderr).
 #   --arch arm64 on an amd64 machine cross-builds geoattrd_VERSION_arm64.deb for Debian 12 with
@@ -20,6 +21,8 @@
 #   geoattrd-geodata, the same for every architecture, comes from the native build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The world index the geodata package carries, where scripts/build-world-index.sh writes it.
+world_index=$(realpath -m "${GEODATA_CACHE:-cache/geodata}/world.gidx")
 # The release --version prints (ProductVersion.number).
 version=${VERSION:-$(sed -n 's/^ *public static let number = "\([0-9.]*\)"$/\1/p' Sources/GeoAttrModel/ProductVersion.swift)}
 [ -n "$version" ] || { echo "make-deb: no ProductVersion.number in Sources/GeoAttrModel/ProductVersion.swift" >&2; exit 1; }
@@ -339,13 +342,13 @@ written=("$deb")
 
 if [ -n "$cross" ]; then
     echo "make-deb: geoattrd-geodata (Architecture: all) is the native build's" >&2
-elif [ -f cache/geodata/world.gidx ]; then
+elif [ -f "$world_index" ]; then
     data="$stage/geodata"
     install -d "$data/DEBIAN" "$data/usr/share/geoattrd" "$data/usr/share/doc/geoattrd-geodata"
-    install -m 0644 cache/geodata/world.gidx "$data/usr/share/geoattrd/world.gidx"
+    install -m 0644 "$world_index" "$data/usr/share/geoattrd/world.gidx"
     # The sources, their versions and licences, and the attribution they require, as the index
     # itself records them.
-    "$stage/bin/geoattrctl" index info cache/geodata/world.gidx >"$data/usr/share/doc/geoattrd-geodata/copyright"
+    "$stage/bin/geoattrctl" index info "$world_index" >"$data/usr/share/doc/geoattrd-geodata/copyright"
     chmod 0644 "$data/usr/share/doc/geoattrd-geodata/copyright"
     cat >"$data/DEBIAN/control" <<CONTROL
 Package: geoattrd-geodata
@@ -375,6 +378,6 @@ CONTROL
     dpkg-deb --root-owner-group --build "$data" "$geodata" >&2
     written+=("$geodata")
 else
-    echo "make-deb: geoattrd-geodata skipped: no world index in cache/geodata/world.gidx (scripts/fetch-geodata.sh && scripts/build-world-index.sh)" >&2
+    echo "make-deb: geoattrd-geodata skipped: no world index in $world_index (scripts/fetch-geodata.sh && scripts/build-world-index.sh)" >&2
 fi
 printf '%s\n' "${written[@]}"

@@ -104,10 +104,15 @@ struct WorldGoldenTests {
 }
 
 enum WorldIndex {
-    /// `$GEOINDEX_WORLD`, else `cache/geodata/world.gidx` in the package.
+    /// `$GEOINDEX_WORLD`, else `world.gidx` where scripts/build-world-index.sh writes it:
+    /// `$GEODATA_CACHE` (CI's cache outside the clone), else `cache/geodata` in the package.
     static let path: String? = {
         if let value = getenv("GEOINDEX_WORLD"), let text = String(validatingCString: value), access(text, R_OK) == 0 {
             return text
+        }
+        if let value = getenv("GEODATA_CACHE"), let directory = String(validatingCString: value) {
+            let candidate = directory + "/world.gidx"
+            if access(candidate, R_OK) == 0 { return candidate }
         }
         let candidate = RepositoryRoot.file("cache/geodata/world.gidx")
         return access(candidate, R_OK) == 0 ? candidate : nil

@@ -8,7 +8,7 @@
 # GEOATTRD is a position-dependent, unstripped geoattrd linked with -function-sections, and MAP
 # the linker's map of that link (-Map); its geoattrctl sibling makes the queries. It runs what
 # Benchmarks/daemon/bench-footprint.sh measures: the daemon with config/geoattrd.yaml and the
-# world index (cache/geodata/world.gidx when built), fed by gpsfake replaying
+# world index ($GEODATA_CACHE/world.gidx, default cache/geodata, when built), fed by gpsfake replaying
 # share/tracks/demo.nmea, until its first fix is served, then 20 queries. It runs under
 # scripts/layout/first-calls.c (ptrace: a one-shot breakpoint on every function entry) as nobody
 # when run as root. The entries are the function symbols and the start of every code section in
@@ -54,7 +54,8 @@ gpsd_replay_start "$work"
 scenario_user "$work"
 cp "$daemon" "$work/geoattrd"
 index=()
-[ ! -f cache/geodata/world.gidx ] || index=(--index "$PWD/cache/geodata/world.gidx")
+world_index=$(realpath -m "${GEODATA_CACHE:-cache/geodata}/world.gidx")
+[ ! -f "$world_index" ] || index=(--index "$world_index")
 socket=$work/state/geoattrd.sock
 "$work/first-calls" "$work/entries" "$work/called" "$scenario_uid" "$scenario_gid" -- "$work/geoattrd" --config "$PWD/config/geoattrd.yaml" \
     --gpsd "127.0.0.1:$gpsd_replay_port" --state-dir "$work/state" --state-file "$work/state/state" --socket "$socket" \
