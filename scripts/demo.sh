@@ -22,11 +22,11 @@ fi
 swift build --product geoattrd >&2
 swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
-index="${GEODATA_CACHE:-cache/geodata}/world.gidx"
+source scripts/lib/world-index.sh
 # Built when missing, again when this build cannot read it (an index of another format), and
 # when another builder made it (an index without what this tree's builder writes).
 builder=$(sed -n 's/^ *public static let builderName = "\(.*\)"$/\1/p' Sources/GeoIndexBuilder/GeoIndexBuilder.swift)
-if ! info=$("$bin/geoattrctl" index info "$index" 2>/dev/null) || ! grep -qF "by $builder (" <<<"$info"; then
+if ! info=$("$bin/geoattrctl" index info "$world_index" 2>/dev/null) || ! grep -qF "by $builder (" <<<"$info"; then
     bash scripts/fetch-geodata.sh >&2
     bash scripts/build-world-index.sh >&2
 fi
@@ -66,7 +66,7 @@ printf 'schedule:\n  ttl_s: 10\n' >"$work/geoattrd.yaml"
 echo "== geoattrd --gpsd 127.0.0.1:$port (gpsd replaying share/tracks/demo.nmea) for $seconds s" >&2
 "$bin/geoattrd" --config "$work/geoattrd.yaml" --gpsd "127.0.0.1:$port" \
     --state-dir "$work" --state-file "$work/state" --socket "$work/geoattrd.sock" \
-    --index "$index" &
+    --index "$world_index" &
 daemon_pid=$!
 ctl() { "$bin/geoattrctl" "$@" --socket "$work/geoattrd.sock"; }
 generation() { { ctl get 2>/dev/null || true; } | sed -n 's/.*"generation":\([0-9]*\).*/\1/p'; }

@@ -21,8 +21,8 @@
 #   geoattrd-geodata, the same for every architecture, comes from the native build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The world index the geodata package carries, where scripts/build-world-index.sh writes it.
-world_index=$(realpath -m "${GEODATA_CACHE:-cache/geodata}/world.gidx")
+# The world index the geodata package carries.
+source scripts/lib/world-index.sh
 # The release --version prints (ProductVersion.number).
 version=${VERSION:-$(sed -n 's/^ *public static let number = "\([0-9.]*\)"$/\1/p' Sources/GeoAttrModel/ProductVersion.swift)}
 [ -n "$version" ] || { echo "make-deb: no ProductVersion.number in Sources/GeoAttrModel/ProductVersion.swift" >&2; exit 1; }

@@ -81,7 +81,7 @@ def load_truth(zone_tab):
         for i in np.nonzero(along)[0]:
             c = int(code[i])
             segments[(codes[c // 1000], codes[c % 1000])].append((xy[i, 0], xy[i, 1], xy[i + 1, 0], xy[i + 1, 1]))
-    return polygons, polygon_country, polygon_zone, segments
+    return np.asarray(polygons, dtype=object), polygon_country, polygon_zone, segments
 
 
 def local_distance(lat, lon, segments):
@@ -113,7 +113,6 @@ def main():
     polygons, polygon_country, polygon_zone, segments = load_truth(
         os.path.join(a.data, "deb/x_tzdata/usr/share/zoneinfo/zone.tab"))
     # Prepared: a point-in-polygon test on a zone of a million vertices is then a lookup, not a walk.
-    polygons = np.asarray(polygons, dtype=object)
     shapely.prepare(polygons)
     tree = STRtree(polygons)
 
@@ -233,7 +232,7 @@ def main():
         row["zone"] += answer.get("geo.timezone") == zone
         if got != country:
             misses.append(f"{label}\t{lat:.7f}\t{lon:.7f}\t{country}\t{got}")
-    countries = {c for p in points if not p[0].startswith(("coast", "sea")) for c in [p[3]]}
+    countries = {p[3] for p in points if not p[0].startswith(("coast", "sea"))}
     print(f"index {a.index}; seed {a.seed}; {len(pairs)} country pairs with a land border, points in "
           f"{len(countries)} countries")
     print("| set | points | country right | wrong | blank | region contradicts | time zone right |")

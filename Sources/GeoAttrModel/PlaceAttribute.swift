@@ -10,9 +10,6 @@ public enum PlaceAttribute: CaseIterable, Sendable {
     /// open proposal takes over; the semantic conventions have no time zone attribute yet.
     case timeZone
 
-    /// The proposed name of the time zone attribute.
-    public static let timeZoneName = "geo.timezone"
-
     /// The semantic-convention name (`geo.country.iso_code`, ...).
     public var name: String {
         switch self {
@@ -21,7 +18,7 @@ public enum PlaceAttribute: CaseIterable, Sendable {
         case .locality: OTelAttribute.geo.locality.name
         case .postalCode: OTelAttribute.geo.postalCode
         case .continent: OTelAttribute.geo.continent.code
-        case .timeZone: Self.timeZoneName
+        case .timeZone: "geo.timezone"  // proposed: open-telemetry/semantic-conventions#2381
         }
     }
 

@@ -19,12 +19,12 @@ public final class GeoIndexReader: Sendable {
     public let formatVersion: UInt32
 
     private let file: MappedFile
-    let strings: ByteView
+    private let strings: ByteView
     private let metadata: ByteView
     private let countries: ByteView
     private let zones: ByteView
     /// `TZNM`, when the file has it (`timeZone(area:isAlternative:)`).
-    let zoneNames: ByteView?
+    private let zoneNames: ByteView?
     private let neRegions: ByteView
     private let regions: ByteView
     private let countryLayer: AreaLayer
@@ -278,6 +278,18 @@ public final class GeoIndexReader: Sendable {
     @inline(__always)
     private func regionHasPostalCodes(_ index: UInt16) -> Bool {
         (regions.u16(Int(index) * 8 + 2) ?? 0) & IndexFormat.regionHasPostalCodes != 0
+    }
+
+    /// The IANA time zone of a country-layer area, and whether it is the only zone of the
+    /// country the point resolved to (`isAlternative`: the area's alternative country). Nil
+    /// when the file has no `TZNM` (written before it) or the area no name.
+    @inline(__always)
+    private func timeZone(area: UInt32, isAlternative: Bool) -> (name: String?, coversCountry: Bool?) {
+        guard let entry = zoneNames?.u32(Int(area) * 4), entry != IndexFormat.noZoneName,
+            let name = strings.shortString(Int(entry & IndexFormat.zoneNameOffsetMask))
+        else { return (nil, nil) }
+        let flag = isAlternative ? IndexFormat.zoneCoversAlternative : IndexFormat.zoneCoversCountry
+        return (name, entry & flag != 0 ? true : nil)
     }
 
     private func regionCode(_ index: UInt16) -> String? {

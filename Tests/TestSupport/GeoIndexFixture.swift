@@ -35,8 +35,7 @@ public enum Fixture {
         #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
     }
 
-    public static let countries = collection(countryFeatures)
-    static let countryFeatures = [
+    static let countries = [
         feature(#""country":"AA","zone":"Test/AA""#, polygons: [[square(0, 0, 2, 2.5), square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"BB","zone":"Test/BB""#, polygons: [[square(2, 0, 4, 2)], [square(0.5, 0.5, 0.7, 0.7)]]),
         feature(#""country":"CC","zone":"Test/CC""#, polygons: [[square(179, -17, 180, -16)], [square(-180, -17, -179, -16)]]),
@@ -44,8 +43,7 @@ public enum Fixture {
         feature(#""country":"-99","zone":"Etc/Test""#, polygons: [[square(20, 20, 21, 21)]]),
     ]
 
-    public static let land = collection(landFeatures)
-    static let landFeatures = [
+    static let land = [
         feature(#""iso_a2":"AA""#, polygons: [[square(0, 0, 2, 2)]]),
         feature(#""iso_a2":"BB""#, polygons: [[square(2, 0, 4, 2)]]),
         feature(#""iso_a2":"CC""#, polygons: [[square(179, -17, 179.9, -16)], [square(-179.9, -17, -179, -16)]]),
@@ -125,8 +123,8 @@ public enum Fixture {
         }
         FixtureDirectories.removeAtExit(directory)
         // An extra country is land too.
-        try write(extraCountries.isEmpty ? countries : collection(countryFeatures + extraCountries), to: directory + "/countries.geojson")
-        try write(extraCountries.isEmpty ? land : collection(landFeatures + extraCountries), to: directory + "/land.geojson")
+        try write(collection(countries + extraCountries), to: directory + "/countries.geojson")
+        try write(collection(land + extraCountries), to: directory + "/land.geojson")
         try write(admin1, to: directory + "/admin1.geojson")
         try write(iso, to: directory + "/iso_3166-2.json")
         try write(cities + extraCities.map { $0 + "\n" }.joined(), to: directory + "/cities.txt")

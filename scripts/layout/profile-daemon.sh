@@ -21,6 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib/footprint-scenario.sh
+source scripts/lib/world-index.sh
 daemon=$1 map=$2 order=$3
 scenario_ctl=$(dirname "$daemon")/geoattrctl
 [ -x "$scenario_ctl" ] || { echo "profile-daemon: no geoattrctl beside $daemon" >&2; exit 1; }
@@ -54,7 +55,6 @@ gpsd_replay_start "$work"
 scenario_user "$work"
 cp "$daemon" "$work/geoattrd"
 index=()
-world_index=$(realpath -m "${GEODATA_CACHE:-cache/geodata}/world.gidx")
 [ ! -f "$world_index" ] || index=(--index "$world_index")
 socket=$work/state/geoattrd.sock
 "$work/first-calls" "$work/entries" "$work/called" "$scenario_uid" "$scenario_gid" -- "$work/geoattrd" --config "$PWD/config/geoattrd.yaml" \
