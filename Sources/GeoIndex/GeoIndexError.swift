@@ -17,7 +17,7 @@ public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAnIndex(let path):
             return "\(path) is not a geoattrd geo index (bad magic); build one with `geoindex build --out FILE`"
         case .unsupportedVersion(let path, let found, let supported):
-            return "geo index \(path) has format version \(found), this build reads versions \(IndexFormat.oldestReadableVersion) to \(supported); rebuild the index with this version's builder"
+            return "geo index \(path) has format version \(found), this build reads format \(supported) only; install geoattrd-geodata of the same release, or rebuild the index with this release's `geoattrctl index build`"
         case .truncated(let path, let expected, let actual):
             return "geo index \(path) is truncated: header says \(expected) bytes, file has \(actual); rebuild or re-copy it"
         case .checksumMismatch(let path, let part):

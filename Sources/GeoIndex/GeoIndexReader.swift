@@ -24,7 +24,7 @@ public final class GeoIndexReader: Sendable {
     private let countries: ByteView
     private let zones: ByteView
     /// `TZNM`, when the file has it (`timeZone(area:isAlternative:)`).
-    private let zoneNames: ByteView?
+    private let zoneNames: ByteView
     private let neRegions: ByteView
     private let regions: ByteView
     private let countryLayer: AreaLayer
@@ -34,7 +34,7 @@ public final class GeoIndexReader: Sendable {
     private let postal: PointGrid?
     private let postalFloors: DistanceFloorGrid?
     /// Per country, the string offset of the shape its postal codes are numbers in, or `noShape`;
-    /// nil before version 5 (every code a string).
+    /// nil without postal codes.
     private let postalShapes: ByteView?
     private let contentChecksum: UInt64
 
@@ -77,7 +77,7 @@ public final class GeoIndexReader: Sendable {
         metadata = try section(.metadata)
         countries = try table(.countries, entrySize: 8)
         zones = try table(.zones, entrySize: 4)
-        zoneNames = sections[IndexFormat.Section.zoneNames.rawValue] == nil ? nil : try table(.zoneNames, entrySize: 4)
+        zoneNames = try table(.zoneNames, entrySize: 4)
         neRegions = try table(.neRegions, entrySize: 4)
         regions = try table(.regions, entrySize: 8)
         countryLayer = try layer(.countryLayer)
@@ -86,10 +86,9 @@ public final class GeoIndexReader: Sendable {
         minorPlaces = try grid(.minorPlaces, recordSize: IndexFormat.placeRecordSize)
         postal = sections[IndexFormat.Section.postalCodes.rawValue].flatMap {
             PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSize)
-                ?? PointGrid(section: $0, expectedRecordSize: IndexFormat.postalRecordSizeWithoutRegion)
         }
         postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
-        postalShapes = postal != nil && version >= IndexFormat.postalShapesVersion ? try table(.postalShapes, entrySize: 4) : nil
+        postalShapes = postal != nil ? try table(.postalShapes, entrySize: 4) : nil
     }
 
     /// The header, checked (magic, version, size, checksum), and the section directory, each
@@ -106,7 +105,7 @@ public final class GeoIndexReader: Sendable {
             let headerChecksum = bytes.u64(IndexFormat.Header.headerChecksum),
             let contentChecksum = bytes.u64(IndexFormat.Header.contentChecksum)
         else { throw .notAnIndex(path: path) }
-        guard version >= IndexFormat.oldestReadableVersion, version <= IndexFormat.version else {
+        guard version == IndexFormat.version else {
             throw .unsupportedVersion(path: path, found: version, supported: IndexFormat.version)
         }
         guard declaredSize == UInt64(bytes.count) else {
@@ -285,7 +284,7 @@ public final class GeoIndexReader: Sendable {
     /// when the file has no `TZNM` (written before it) or the area no name.
     @inline(__always)
     private func timeZone(area: UInt32, isAlternative: Bool) -> (name: String?, coversCountry: Bool?) {
-        guard let entry = zoneNames?.u32(Int(area) * 4), entry != IndexFormat.noZoneName,
+        guard let entry = zoneNames.u32(Int(area) * 4), entry != IndexFormat.noZoneName,
             let name = strings.shortString(Int(entry & IndexFormat.zoneNameOffsetMask))
         else { return (nil, nil) }
         let flag = isAlternative ? IndexFormat.zoneCoversAlternative : IndexFormat.zoneCoversCountry

@@ -4,13 +4,13 @@
 /// 8-byte-aligned sections; see `docs/index-format.md` for the byte-level description.
 public enum IndexFormat {
     public static let magic: [UInt8] = Array("GEOATTRX".utf8)
+    /// 6: the country layer holds the land borders at the source's own resolution and reaches
+    /// the territorial sea; every time-zone area has its name (`TZNM`).
     /// 5: a country whose postal codes all have one shape stores them as numbers (`PSHP`).
     /// 4: postal records carry their region, and each region says whether it has centroids.
-    /// Versions 3 and 4 are still read (in 3, postal codes by country alone). A reader that
-    /// predates a version refuses it instead of misreading it: a 4 reader would take 5's numbers
-    /// for string offsets, a 3 reader would drop 4's 8-byte postal records.
-    public static let version: UInt32 = 5
-    public static let oldestReadableVersion: UInt32 = 3
+    /// A reader reads the format of its own release only, so that what it answers is what its
+    /// release was measured to answer; `geoattrd-geodata` of the same release provides it.
+    public static let version: UInt32 = 6
     public static let headerSize = 64
     public static let directoryEntrySize = 24
     /// Offsets of the header fields.
@@ -30,7 +30,6 @@ public enum IndexFormat {
         case zones = 0x454E_4F5A  // "ZONE"
         case regions = 0x4E47_4552  // "REGN"
         case neRegions = 0x4731_4441  // "AD1G"
-        case landLayer = 0x444E_414C  // "LAND"
         case countryLayer = 0x4C59_5443  // "CTYL"
         case regionLayer = 0x4C47_4552  // "REGL"
         case majorPlaces = 0x4A41_4D50  // "PMAJ"
@@ -38,10 +37,9 @@ public enum IndexFormat {
         case postalCodes = 0x5453_4F50  // "POST"
         /// Optional: without it postal searches are slower, not different.
         case postalFloors = 0x524C_4650  // "PFLR"
-        /// Version 5, with `POST`: per country, the shape its postal codes are stored in.
+        /// With `POST`: per country, the shape its postal codes are stored in.
         case postalShapes = 0x5048_5350  // "PSHP"
-        /// Optional, beside `ZONE`: each time-zone area's IANA name. A reader that predates it
-        /// skips it and answers without the time zone.
+        /// Beside `ZONE`: each time-zone area's IANA name.
         case zoneNames = 0x4D4E_5A54  // "TZNM"
     }
 
@@ -86,8 +84,6 @@ public enum IndexFormat {
     public static let zoneCoversAlternative: UInt32 = 1 << 25
     /// A `TZNM` entry of an area without a zone name.
     public static let noZoneName: UInt32 = 0x00FF_FFFF
-    /// The first version with `PSHP`: before it, every postal code is a string.
-    public static let postalShapesVersion: UInt32 = 5
 
     /// Size of one place record (dlat u8, dlon u8, population code u16, name reference u32).
     public static let placeRecordSize = 8
@@ -96,8 +92,6 @@ public enum IndexFormat {
     /// reference is `country << 24` and the code's string offset, or its number when the
     /// country has a shape in `PSHP`.
     public static let postalRecordSize = 8
-    /// Postal records of files written before they carried a region.
-    public static let postalRecordSizeWithoutRegion = 6
 
     /// Population in 16 bits: exact below 32,768, then in steps of 1,024 (up to 33.5 million).
     @inline(__always)

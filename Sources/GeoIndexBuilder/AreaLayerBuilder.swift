@@ -32,7 +32,7 @@ struct AreaLayerBuilder {
 
     /// - Parameters:
     ///   - absoluteMargin: degrees of latitude every cell reaches beyond its edges (edge distances
-    ///     are exact up to this; the land layer's coast tolerance relies on it).
+    ///     are exact up to this).
     ///   - relativeMargin: share of the cell height added on top, so deep cells stay small.
     ///   - maximumDepth: deepest level; deeper cells than the margin allows do not get smaller.
     ///   - resolution: leaf quantisation target in degrees; a fraction of the source's own accuracy.

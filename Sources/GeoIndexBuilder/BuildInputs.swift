@@ -4,9 +4,6 @@ public struct BuildInputs: Sendable {
     /// Admin-0 polygons: GeoJSON features with `country` (or `iso_a2` / `ISO_A2`) and optional
     /// `split` ("RS,XK": zones covering two countries, resolved with the admin-1 country).
     public var countryPolygons: String
-    /// Land (GeoJSON), for the readers of geoattrd 0.3.0 and earlier, which give no country
-    /// further than their coast tolerance from it. When nil, the country polygons are the land.
-    public var landPolygons: String?
     /// Admin-1 polygons (Natural Earth `states_provinces` GeoJSON) with `iso_a2` and `iso_3166_2`.
     public var admin1Polygons: String?
     /// Debian iso-codes `iso_3166-2.json`, used to validate and roll up region codes.
@@ -21,11 +18,10 @@ public struct BuildInputs: Sendable {
     public var sources: String?
 
     public init(
-        countryPolygons: String, landPolygons: String? = nil, admin1Polygons: String? = nil, isoSubdivisions: String? = nil,
+        countryPolygons: String, admin1Polygons: String? = nil, isoSubdivisions: String? = nil,
         places: String? = nil, postalCodes: String? = nil, continents: String? = nil, sources: String? = nil
     ) {
         self.countryPolygons = countryPolygons
-        self.landPolygons = landPolygons
         self.admin1Polygons = admin1Polygons
         self.isoSubdivisions = isoSubdivisions
         self.places = places
@@ -41,7 +37,7 @@ public struct BuildInputs: Sendable {
             return FileIO.exists(path) ? path : nil
         }
         return BuildInputs(
-            countryPolygons: directory + "/countries.geojson", landPolygons: file("land.geojson"),
+            countryPolygons: directory + "/countries.geojson",
             admin1Polygons: file("admin1.geojson"), isoSubdivisions: file("iso_3166-2.json"), places: file("cities.txt"),
             postalCodes: file("postal.txt"), continents: file("continents.tsv"), sources: file("sources.tsv"))
     }
@@ -52,9 +48,6 @@ public struct BuildOptions: Sendable {
     /// Keep only these ISO 3166-1 alpha-2 countries (nil: the whole world).
     public var countries: Set<String>?
     public var includePostalCodes: Bool
-    /// Reach of land-layer cells beyond their edges, in degrees of latitude: the largest coast
-    /// tolerance an earlier reader can use (0.012 degrees is about 1.3 km).
-    public var coastMarginDegrees: Double
     /// Margin of border-layer cells as a share of the cell height (boundary margins are exact up
     /// to it and a lower bound beyond).
     public var relativeCellMargin: Double
@@ -70,13 +63,12 @@ public struct BuildOptions: Sendable {
     public var postalDistanceFloors = true
 
     public init(
-        countries: Set<String>? = nil, includePostalCodes: Bool = true, coastMarginDegrees: Double = 0.012,
+        countries: Set<String>? = nil, includePostalCodes: Bool = true,
         relativeCellMargin: Double = 0.02,
         leafVertexLimit: Int = 128, buildDate: String? = nil
     ) {
         self.countries = countries
         self.includePostalCodes = includePostalCodes
-        self.coastMarginDegrees = coastMarginDegrees
         self.relativeCellMargin = relativeCellMargin
         self.leafVertexLimit = leafVertexLimit
         self.buildDate = buildDate

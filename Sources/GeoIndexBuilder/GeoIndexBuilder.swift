@@ -9,14 +9,13 @@ import GeoIndex
 
 /// Builds an index file from the sources in `BuildInputs`.
 public enum GeoIndexBuilder {
-    public static let builderName = "geoindex 0.3"
+    public static let builderName = "geoindex 0.4"
 
     public static func build(inputs: BuildInputs, options: BuildOptions = BuildOptions(), outputPath: String) throws(BuildError) -> BuildReport {
         var state = BuildState(options: options)
         try state.loadContinents(inputs.continents)
         try state.loadCountries(inputs.countryPolygons)
         try state.loadRegions(admin1: inputs.admin1Polygons, iso: inputs.isoSubdivisions)
-        try state.loadLand(inputs.landPolygons ?? inputs.countryPolygons)
         if let places = inputs.places { try state.loadPlaces(places) }
         if options.includePostalCodes, let postal = inputs.postalCodes { try state.loadPostalCodes(postal) }
         let bytes = try state.serialise(sources: inputs.sources)
@@ -43,7 +42,6 @@ private struct BuildState {
     var neRegions: [(country: UInt16, region: UInt16)] = []
     var regionAreas: [(id: UInt32, polygons: [Polygon])] = []
     var regionCodes: [(country: UInt16, code: String)] = []
-    var landAreas: [(id: UInt32, polygons: [Polygon])] = []
     var strings = StringTable()
     var majorPlaces = PointGridBuilder(cellSize: 0.5)
     var minorPlaces = PointGridBuilder(cellSize: 0.2)
@@ -56,8 +54,8 @@ private struct BuildState {
     /// Postal distance floors: half-degree cells (260 kB for the world), floors in whole kilometres.
     static let postalFloorCellSize = 0.5
     static let postalFloorUnit = 1_000.0
-    /// Leaf quantisation of the OSM-derived borders (about 33 m; the source is simplified to ~110 m).
-    static let borderResolution = 0.0003
+    /// Leaf quantisation of the OSM-derived borders (about 2 m: the source's borders are not simplified).
+    static let borderResolution = 0.00002
     /// Leaf quantisation of Natural Earth layers (about 90 m; the source is simplified to ~1 km).
     static let naturalEarthResolution = 0.0008
 
@@ -172,24 +170,6 @@ private struct BuildState {
         counts.append(("region codes", "\(regionCodes.count) (unit coverage \(percent)%)"))
     }
 
-    mutating func loadLand(_ path: String) throws(BuildError) {
-        let features = try GeoJSONReader.read(path: path)
-        // With a country filter, keep the land near the kept countries (a neighbour's land polygon
-        // can cover an enclave that the coarse mask does not cut out, e.g. Buesingen inside CH).
-        let keptBounds = zoneAreas.flatMap { $0.polygons.compactMap { $0.first?.bounds } }
-        for feature in features {
-            if options.countries != nil {
-                let bounds = feature.polygons.compactMap { $0.first?.bounds }
-                let near = bounds.contains { b in
-                    keptBounds.contains { k in b.minX <= k.maxX + 0.1 && b.maxX >= k.minX - 0.1 && b.minY <= k.maxY + 0.1 && b.maxY >= k.minY - 0.1 }
-                }
-                guard near else { continue }
-            }
-            landAreas.append((UInt32(landAreas.count), feature.polygons))
-        }
-        counts.append(("land polygons", "\(landAreas.count)"))
-    }
-
     mutating func loadPlaces(_ path: String) throws(BuildError) {
         let places = try GeoNamesReader.places(path: path)
         var eligible: [(place: PlaceRecord, country: UInt16)] = []
@@ -242,13 +222,8 @@ private struct BuildState {
         guard countryCodes.count < 255 else { throw .limitExceeded("more than 254 countries") }
         var writer = IndexWriter()
 
-        // The land layer is what earlier readers give a country on (within their coast tolerance,
-        // hence its fixed reach); this reader answers from the country layer alone, which runs on
-        // to the territorial sea. The border layers only need a margin proportional to the cell
-        // (their edge distance is a lower bound beyond it).
-        var land = AreaLayerBuilder(
-            absoluteMargin: options.coastMarginDegrees, relativeMargin: 0, maximumDepth: 6, resolution: Self.naturalEarthResolution, leafVertexLimit: options.leafVertexLimit)
-        try land.build(areas: landAreas)
+        // The border layers only need a margin proportional to the cell (their edge distance is
+        // a lower bound beyond it).
         var countryLayer = AreaLayerBuilder(
             absoluteMargin: 0, relativeMargin: options.relativeCellMargin, maximumDepth: IndexFormat.maximumDepth,
             resolution: Self.borderResolution,
@@ -260,7 +235,7 @@ private struct BuildState {
             resolution: Self.naturalEarthResolution,
             leafVertexLimit: options.leafVertexLimit)
         try regionLayer.build(areas: regionAreas)
-        for (name, layer) in [("land", land), ("country", countryLayer), ("region", regionLayer)] {
+        for (name, layer) in [("country", countryLayer), ("region", regionLayer)] {
             let s = layer.statistics
             report.lines.append("\(name) layer: \(s.leaves) leaves, \(s.innerNodes) inner nodes, \(s.leafVertices) stored vertices")
             counts.append(("\(name) layer", "\(s.leaves) leaves, \(s.leafVertices) vertices"))
@@ -284,7 +259,6 @@ private struct BuildState {
         writer.add(.zoneNames, ZoneNameTable.section(zones: zones, names: zoneNames, strings: &strings))
         writer.add(.neRegions, naturalEarthRegionTable())
         writer.add(.regions, regionTable.data)
-        writer.add(.landLayer, land.section())
         writer.add(.countryLayer, countryLayer.section())
         writer.add(.regionLayer, regionSection)
         writer.add(.majorPlaces, majorPlaces.section(recordSize: IndexFormat.placeRecordSize))
@@ -364,11 +338,8 @@ private struct BuildState {
         if let countries = options.countries { text += "count\tcountry filter\t\(countries.sorted().joined(separator: ","))\n" }
         for (name, value) in counts { text += "count\t\(name)\t\(value)\n" }
         text += "attribution\tPlaces and postal codes: GeoNames (geonames.org), licensed under CC BY 4.0.\n"
-        text += "attribution\tCountry borders: (c) OpenStreetMap contributors, ODbL 1.0, via timezone-boundary-builder and tzfpy.\n"
-        text += "attribution\tRegions and land: Natural Earth (public domain). ISO 3166 codes: Debian iso-codes (LGPL-2.1+).\n"
-        if sourceText.contains("DCW-GMT") {
-            text += "attribution\tIslands and shores beyond Natural Earth's: DCW-GMT, the Digital Chart of the World for GMT (LGPL-3.0+).\n"
-        }
+        text += "attribution\tCountry borders: (c) OpenStreetMap contributors, ODbL 1.0, via timezone-boundary-builder and timezonefinder-data.\n"
+        text += "attribution\tRegions: Natural Earth (public domain). ISO 3166 codes: Debian iso-codes (LGPL-2.1+).\n"
         return Array(text.utf8)
     }
 

@@ -20,7 +20,7 @@ struct IndexCommand: ParsableCommand {
             Without an explicit file, the index is found in this order: $GEOATTRD_INDEX, \(IndexSearch.setupIndex) \
             (built by scripts/build-world-index.sh), \(IndexLocator.installedIndex).
 
-            Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, DCW-GMT, iso-codes.
+            Data: GeoNames (CC BY 4.0), (c) OpenStreetMap contributors (ODbL), Natural Earth, iso-codes.
             """,
         subcommands: [IndexBuild.self, IndexInfo.self]
     )
@@ -39,7 +39,8 @@ struct IndexBuild: ParsableCommand {
     @Option(help: "Split area cells with more vertices than this (smaller: faster lookups, larger index).")
     var leafVertexLimit: Int = BuildOptions().leafVertexLimit
     @Option(help: "Admin-0 polygons (GeoJSON); default: DATA/countries.geojson.") var admin0: String?
-    @Option(help: "Land mask polygons (GeoJSON); default: DATA/land.geojson.") var land: String?
+    /// Accepted and ignored for one release: the index has no land layer since format 6.
+    @Option(help: .hidden) var land: String?
     @Option(help: "Admin-1 polygons (GeoJSON); default: DATA/admin1.geojson.") var admin1: String?
     @Option(help: "iso-codes iso_3166-2.json; default: DATA/iso_3166-2.json.") var iso: String?
     @Option(help: "GeoNames cities TSV; default: DATA/cities.txt.") var places: String?
@@ -49,7 +50,6 @@ struct IndexBuild: ParsableCommand {
     func run() throws {
         var inputs = BuildInputs.fetchedData(directory: data)
         if let admin0 { inputs.countryPolygons = admin0 }
-        if let land { inputs.landPolygons = land }
         if let admin1 { inputs.admin1Polygons = admin1 }
         if let iso { inputs.isoSubdivisions = iso }
         if let places { inputs.places = places }

@@ -64,7 +64,7 @@ struct WorldGoldenTests {
         Case(name: "Vaals (NL)", latitude: 50.7730, longitude: 6.0200, country: "NL", region: "NL-LI", locality: "Vaals"),
         Case(name: "Aachen (DE)", latitude: 50.7760, longitude: 6.0840, country: "DE", region: "DE-NW", locality: "Aachen"),
         Case(name: "Luxembourg City", latitude: 49.6116, longitude: 6.1319, country: "LU", locality: "Luxembourg"),
-        // Small islands that Natural Earth's land mask lacks (DCW's land beyond it, near places).
+        // Small islands that Natural Earth's land lacks: their country and region all the same.
         Case(name: "Maripipi island (PH)", latitude: 11.7790, longitude: 124.3408, country: "PH", region: "PH-BIL"),
         Case(name: "Tarama island (JP, Okinawa)", latitude: 24.6648, longitude: 124.7018, country: "JP", region: "JP-47"),
         Case(name: "Huaniao island (CN, Zhoushan)", latitude: 30.8513, longitude: 122.6931, country: "CN", region: "CN-ZJ"),

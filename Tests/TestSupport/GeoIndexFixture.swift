@@ -16,7 +16,7 @@ import Darwin
 ///
 /// Layout (lon x lat, degrees):
 /// - AA: [0,2] x [0,2.5] (its polygon reaches into the sea like a territorial-waters zone;
-///   land stops at lat 2), with a hole at [0.5,0.7]^2 that is an enclave of BB.
+///   its admin-1 regions stop at lat 2), with a hole at [0.5,0.7]^2 that is an enclave of BB.
 /// - BB: [2,4] x [0,2] plus the enclave.
 /// - CC: both sides of the antimeridian at lat [-17,-16].
 /// - Zone "DD,EE": [10,12] x [10,12], split into DD and EE by the admin-1 layer at lon 11.
@@ -41,14 +41,6 @@ public enum Fixture {
         feature(#""country":"CC","zone":"Test/CC""#, polygons: [[square(179, -17, 180, -16)], [square(-180, -17, -179, -16)]]),
         feature(#""country":"DD","zone":"Test/DDEE","split":"DD,EE""#, polygons: [[square(10, 10, 12, 12)]]),
         feature(#""country":"-99","zone":"Etc/Test""#, polygons: [[square(20, 20, 21, 21)]]),
-    ]
-
-    static let land = [
-        feature(#""iso_a2":"AA""#, polygons: [[square(0, 0, 2, 2)]]),
-        feature(#""iso_a2":"BB""#, polygons: [[square(2, 0, 4, 2)]]),
-        feature(#""iso_a2":"CC""#, polygons: [[square(179, -17, 179.9, -16)], [square(-179.9, -17, -179, -16)]]),
-        feature(#""iso_a2":"DD""#, polygons: [[square(10, 10, 12, 12)]]),
-        feature(#""iso_a2":"ZZ""#, polygons: [[square(20, 20, 21, 21)]]),
     ]
 
     public static let admin1 = collection([
@@ -122,9 +114,7 @@ public enum Fixture {
             return String(decoding: buffer.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
         FixtureDirectories.removeAtExit(directory)
-        // An extra country is land too.
         try write(collection(countries + extraCountries), to: directory + "/countries.geojson")
-        try write(collection(land + extraCountries), to: directory + "/land.geojson")
         try write(admin1, to: directory + "/admin1.geojson")
         try write(iso, to: directory + "/iso_3166-2.json")
         try write(cities + extraCities.map { $0 + "\n" }.joined(), to: directory + "/cities.txt")

