@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "GeoAttrModel", targets: ["GeoAttrModel"]),
         .library(name: "GeoAttrClient", targets: ["GeoAttrClient"]),
         .library(name: "GeoIndex", targets: ["GeoIndex"]),
+        // The back office's door (integrations/geocoder, scripts/build-wheel.sh).
+        .library(name: "geoattrd_geocoder", type: .dynamic, targets: ["GeoIndexArrow"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -66,6 +68,9 @@ let package = Package(
         // The index commands' logic for geoattrctl: batch lookup and a place's JSON under the model's
         // geo.* names. Knows the reader and the model; nothing of the daemon, gpsd or sockets.
         .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces", "SystemWrites"]),
+        // The geocoder behind a C interface for other languages: coordinates in, Arrow-layout string
+        // columns out, one per place attribute. Knows the reader and the model's attribute names.
+        .target(name: "GeoIndexArrow", dependencies: ["GeoAttrModel", "GeoIndex"]),
         // The geocoder's benchmark (lookups, point sets); not shipped.
         .executableTarget(
             name: "geoindex-bench",

@@ -8,7 +8,7 @@ dependencies are its system libraries, checked by the compiler. And the layering
 rules (NEVER below): the core imports no C library module and no adapter, and depends on none,
 even through another target; the client library neither imports nor links the server or the
 index reader; the configuration neither imports nor links the server, gpsd's adapter or NIO;
-the settings it fills know the model alone. Exits 1 with one line per mismatch or violation.
+the settings it fills know the model alone; the back office's library links no part of the daemon. Exits 1 with one line per mismatch or violation.
 """
 import glob
 import json
@@ -40,6 +40,10 @@ NEVER = {
     "GeoAttrDaemonConfig": (
         ("GeoAttrServer", "GeoAttrGPSD", "CGPS") + NIO, ("GeoAttrServer", "GeoAttrGPSD", "CGPS", "CLibGPS") + NIO),
     "GeoAttrSettings": (("Glibc", "Musl", "Darwin") + ADAPTERS + NIO, ADAPTERS + NIO),
+    # The back office's library carries the reader alone: none of the daemon's parts.
+    "GeoIndexArrow": (
+        ("GeoAttrCore", "GeoAttrLinux", "GeoAttrServer", "GeoAttrGPSD", "CGPS") + NIO,
+        ("GeoAttrCore", "GeoAttrLinux", "GeoAttrServer", "GeoAttrGPSD", "CGPS", "CLibGPS") + NIO),
 }
 
 

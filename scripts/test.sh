@@ -41,6 +41,10 @@ swift test --filter GeoIndexTests
 # oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
 bash integrations/python/test.sh
 
+# The back office's wheel (geoattrd-geocoder), installed as a user installs it: the Arrow door
+# against geoattrctl lookup --batch, DuckDB (1.5.5 and the newest) and a Spark local[2] job.
+bash integrations/geocoder/test.sh
+
 # The OTel and env formats against the OpenTelemetry SDK's own OTEL_RESOURCE_ATTRIBUTES parser and
 # python-dotenv, over the escaping corpus rendered by the product's encoders (escaping-corpus).
 bash Tests/consumers/run.sh

@@ -1,7 +1,7 @@
 // Benchmarks for the geo index (not timed tests): open time, single-lookup latency, in-process
 // throughput on one core and private memory. Also writes point sets for the batch and peer runs.
 //
-//   geoindex-bench lookup INDEX [--points N] [--set uniform|land|populated|track] [--places cities.txt]
+//   geoindex-bench lookup INDEX [--points N] [--set uniform|land|populated|track] [--places cities.txt] [--file POINTS.csv]
 //   geoindex-bench points N [--set uniform|land|populated] [--places cities.txt] [--seed S] [--index FILE]
 //   geoindex-bench answer-tiles INDEX POINTS.csv [--cells N] [--area]
 #if canImport(Glibc)
@@ -126,7 +126,9 @@ func runLookup(_ arguments: [String]) {
     let count = Int(option("--points", arguments) ?? "") ?? 100_000
     let set = option("--set", arguments) ?? "populated"
     let places = option("--places", arguments) ?? "cache/geodata/out/cities.txt"
-    let workload = points(count: count, set: set, places: places, seed: 42, index: path)
+    // --file: the points of a set file (lat,lon lines), to time the same points another door looks up.
+    let file = option("--file", arguments)
+    let workload = file.map(readPointSet) ?? points(count: count, set: set, places: places, seed: 42, index: path)
     let before = memory()
 
     var opens: [Double] = []
@@ -173,7 +175,7 @@ func runLookup(_ arguments: [String]) {
 
     func micro(_ seconds: Double) -> String { String(Double(Int(seconds * 1e8)) / 100) }
     print("index: \(path)")
-    print("points: \(workload.count) \(set) (\(found) with a country)")
+    print("points: \(workload.count) \(file ?? set) (\(found) with a country)")
     print("open: min \(micro(opens[0])) us, median \(micro(opens[10])) us, max \(micro(opens[20])) us (21 opens)")
     print("lookup latency: p50 \(micro(latencies[latencies.count / 2])) us, p99 \(micro(latencies[latencies.count * 99 / 100])) us, max \(micro(latencies[latencies.count - 1])) us")
     print("throughput: \(Int(Double(total) / elapsed)) lookups/s on one thread (\(total) lookups in \(micro(elapsed)) us) [\(checksum % 7)]")
