@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "GeoIndexCLI", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces", "SystemWrites"]),
         // The geocoder behind a C interface for other languages: coordinates in, Arrow-layout string
         // columns out, one per place attribute. Knows the reader and the model's attribute names.
-        .target(name: "GeoIndexArrow", dependencies: ["GeoAttrModel", "GeoIndex"]),
+        .target(name: "GeoIndexArrow", dependencies: ["GeoAttrModel", "GeoIndex", "GeoPlaces"]),
         // The geocoder's benchmark (lookups, point sets); not shipped.
         .executableTarget(
             name: "geoindex-bench",

@@ -1,6 +1,7 @@
 """Throughput of the back office's doors and of the peer, in one run (a benchmark, not a test):
 
-  in-process   geoindex-bench lookup --file POINTS (the reader alone), pinned to one core
+  in-process   geoindex-bench lookup --file POINTS (the reader alone), pinned to one core, in the
+               file's order and in the doors' spatial order (--spatial-order)
   cli          geoattrctl lookup --batch --jobs 1 < POINTS > /dev/null, pinned
   arrow        Geocoder.lookup_arrow on the points as one Arrow table, pinned
   duckdb       CREATE TABLE ... AS SELECT id, unnest(geo_lookup(lat, lon)), one DuckDB thread, pinned
@@ -62,8 +63,8 @@ def median_of(rounds, command):
     return statistics.median(values), values
 
 
-def in_process(a):
-    out = subprocess.run(PINNED + [a.geoindex_bench, "lookup", a.index, "--file", a.points], capture_output=True,
+def in_process(a, *order):
+    out = subprocess.run(PINNED + [a.geoindex_bench, "lookup", a.index, "--file", a.points, *order], capture_output=True,
                          text=True, check=True).stdout
     return float(re.search(r"throughput: (\d+) lookups/s", out).group(1))
 
@@ -92,7 +93,8 @@ def spark(a):
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (SparkSession.builder.master("local[2]").appName("geoattrd-geocoder-bench")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.memory", "4g").getOrCreate())
+               .config("spark.driver.memory", "4g").config("spark.sql.execution.arrow.maxRecordsPerBatch", a.spark_batch)
+               .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     results = {"enrich": [], "pass-through": []}
     try:
@@ -159,22 +161,26 @@ def main():
     ap.add_argument("--spark-points", required=True)
     ap.add_argument("--data", required=True, help="the fetched sources (countries.geojson, admin1.geojson)")
     ap.add_argument("--peer-points", type=int, default=20000)
+    ap.add_argument("--spark-batch", type=int, default=65536, help="spark.sql.execution.arrow.maxRecordsPerBatch")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     print(f"== {os.cpu_count()} cores, load {open('/proc/loadavg').read().split()[:3]}; points {a.points}")
     rows = []
     for label, measure in (("in-process lookup (geoindex-bench lookup --file), one core", lambda: in_process(a)),
+                           ("in-process lookup in spatial order (--spatial-order), one core",
+                            lambda: in_process(a, "--spatial-order")),
                            ("geoattrctl lookup --batch --jobs 1, one core", lambda: cli(a)),
                            ("Arrow function (Geocoder.lookup_arrow), one core", lambda: python_rate(ARROW, a)),
                            ("DuckDB geo_lookup, one thread, one core", lambda: python_rate(DUCKDB, a))):
         rate, values = median_of(a.rounds, measure)
         rows.append((label, rate))
         print(f"{label}: {rate / 1e3:.1f} k points/s (rounds: {', '.join(f'{v / 1e3:.1f}' for v in values)})", flush=True)
-    arrow, in_proc, cli_rate = rows[2][1], rows[0][1], rows[1][1]
-    print(f"Arrow function / in-process lookup: {arrow / in_proc:.3f}; Arrow function / geoattrctl: {arrow / cli_rate:.2f}")
+    in_proc, in_order, cli_rate, arrow = (rate for _, rate in rows[:4])
+    print(f"Arrow function / in-process lookup: {arrow / in_proc:.3f} (file order), {arrow / in_order:.3f} (spatial order); "
+          f"Arrow function / geoattrctl: {arrow / cli_rate:.2f}")
     count, jobs = spark(a)
     enrich_rate, passing = statistics.median(jobs["enrich"]), statistics.median(jobs["pass-through"])
-    print(f"Spark local[2], Parquet to Parquet, {count} points: enrich {enrich_rate / 1e3:.1f} k points/s, "
+    print(f"Spark local[2], Parquet to Parquet, {count} points, Arrow batches of {a.spark_batch}: enrich {enrich_rate / 1e3:.1f} k points/s, "
           f"pass-through {passing / 1e3:.1f} k points/s; Spark's share of the enrich job's time: {enrich_rate / passing:.0%}")
     p = peer(a)
     print(f"peer: DuckDB spatial join, one thread, {p['points']} points (polygons loaded in {p['load_s']:.1f} s): "

@@ -1,7 +1,7 @@
 // Benchmarks for the geo index (not timed tests): open time, single-lookup latency, in-process
 // throughput on one core and private memory. Also writes point sets for the batch and peer runs.
 //
-//   geoindex-bench lookup INDEX [--points N] [--set uniform|land|populated|track] [--places cities.txt] [--file POINTS.csv]
+//   geoindex-bench lookup INDEX [--points N] [--set uniform|land|populated|track] [--places cities.txt] [--file POINTS.csv] [--spatial-order]
 //   geoindex-bench points N [--set uniform|land|populated] [--places cities.txt] [--seed S] [--index FILE]
 //   geoindex-bench answer-tiles INDEX POINTS.csv [--cells N] [--area]
 #if canImport(Glibc)
@@ -128,7 +128,19 @@ func runLookup(_ arguments: [String]) {
     let places = option("--places", arguments) ?? "cache/geodata/out/cities.txt"
     // --file: the points of a set file (lat,lon lines), to time the same points another door looks up.
     let file = option("--file", arguments)
-    let workload = file.map(readPointSet) ?? points(count: count, set: set, places: places, seed: 42, index: path)
+    var workload = file.map(readPointSet) ?? points(count: count, set: set, places: places, seed: 42, index: path)
+    // --spatial-order: blocks of 65,536 points in the order the batch doors look them up in.
+    if arguments.contains("--spatial-order") {
+        var ordered: [(Double, Double)] = []
+        ordered.reserveCapacity(workload.count)
+        for start in stride(from: 0, to: workload.count, by: 1 << 16) {
+            let block = Array(workload[start..<min(start + (1 << 16), workload.count)])
+            for index in SpatialOrder.indices(count: block.count, point: { (block[$0].0, block[$0].1) }) {
+                ordered.append(block[Int(index)])
+            }
+        }
+        workload = ordered
+    }
     let before = memory()
 
     var opens: [Double] = []

@@ -1,5 +1,6 @@
 import GeoAttrModel
 import GeoIndex
+import GeoPlaces
 
 /// What a C caller holds between `geoattrd_geocoder_open` and `geoattrd_geocoder_close`: the
 /// memory-mapped index, which every process on a machine that opens the same file shares.
@@ -16,17 +17,32 @@ final class GeocoderHandle: Sendable {
         String(attribute.name.map { $0 == "." ? "_" : $0 })
     }
 
+    /// Points looked up per spatial sort: the places of one block are kept until their columns
+    /// are written, in input order.
+    static let blockSize = 1 << 16
+
     /// Looks up every point; a point with a coordinate that is not a number, infinite or out of
     /// range gets nulls, as a point the index has no answer for does. Nil when a column's data
     /// would pass 2 GiB.
     func lookup(latitudes: UnsafeBufferPointer<Double>, longitudes: UnsafeBufferPointer<Double>) -> [ArrowStringColumn]? {
         let count = min(latitudes.count, longitudes.count)
         var columns = PlaceAttribute.allCases.map { _ in ArrowStringColumn(capacity: count) }
-        for index in 0..<count {
-            let place = reader.place(latitude: latitudes[index], longitude: longitudes[index])
-            for (column, attribute) in PlaceAttribute.allCases.enumerated() {
-                guard columns[column].append(attribute.value(in: place)) else { return nil }
+        var places = [GeoPlace](repeating: .empty, count: min(count, Self.blockSize))
+        var start = 0
+        while start < count {
+            let end = min(start + Self.blockSize, count)
+            // In spatial order, as geoattrctl lookup --batch does: the index pages one lookup
+            // reads are in cache for the next.
+            for index in SpatialOrder.indices(count: end - start, point: { (latitudes[start + $0], longitudes[start + $0]) }) {
+                let point = start + Int(index)
+                places[Int(index)] = reader.place(latitude: latitudes[point], longitude: longitudes[point])
             }
+            for place in places[0..<(end - start)] {
+                for (column, attribute) in PlaceAttribute.allCases.enumerated() {
+                    guard columns[column].append(attribute.value(in: place)) else { return nil }
+                }
+            }
+            start = end
         }
         return columns
     }

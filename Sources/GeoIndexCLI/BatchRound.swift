@@ -27,9 +27,14 @@ struct BatchRound {
         let parsed = Self.parse(bytes, lines: lines, blocks: jobs == 1 ? 1 : blocks)
         // Looking points up in a spatial order keeps the index pages each needs in cache for the
         // next; answers are written in input order all the same.
-        let order = BatchLookup.spatialOrder(of: parsed)
+        let order = Self.order(of: parsed)
         let answers = answerBlocks(parsed: parsed, order: order, blocks: blocks)
         try write(answers, order: order, to: &sink)
+    }
+
+    /// The lines' lookup order (`SpatialOrder`); lines that are not coordinates come last.
+    static func order(of parsed: [ParsedLine]) -> [UInt32] {
+        SpatialOrder.indices(count: parsed.count) { (parsed[$0].latitude, parsed[$0].longitude) }
     }
 
     /// Each line parsed, in `blocks` runs of lines at once.

@@ -165,16 +165,16 @@ import Testing
         let lines = BatchLookup.lineRanges(in: text)
         #expect(lines.count == 6)
         for blocks in [1, 2, 6] {
-            #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(text), lines: lines, blocks: blocks)) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
+            #expect(BatchRound.order(of: BatchRound.parse(Array(text), lines: lines, blocks: blocks)) == [4, 1, 0, 5, 3, 2], "\(blocks) blocks")
         }
         // A track (most lines next to the one before) keeps its order, though Z-order would not.
         let track = Array("0.001,0.001\n0.0011,0.0011\n-0.001,-0.001\n-0.0011,-0.0011\n".utf8)[...]
         let trackLines = BatchLookup.lineRanges(in: track)
-        #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(track), lines: trackLines, blocks: 2)) == [0, 1, 2, 3])
+        #expect(BatchRound.order(of: BatchRound.parse(Array(track), lines: trackLines, blocks: 2)) == [0, 1, 2, 3])
         let shuffled = Array("0.001,0.001\n-0.001,-0.001\n0.0011,0.0011\n-0.0011,-0.0011\n".utf8)[...]
-        #expect(BatchLookup.spatialOrder(of: BatchRound.parse(Array(shuffled), lines: BatchLookup.lineRanges(in: shuffled), blocks: 2)) == [1, 3, 0, 2])
-        #expect(BatchLookup.zOrder(latitude: -90, longitude: -180) == 0)
-        #expect(BatchLookup.zOrder(latitude: 90, longitude: 180) == UInt32.max)
+        #expect(BatchRound.order(of: BatchRound.parse(Array(shuffled), lines: BatchLookup.lineRanges(in: shuffled), blocks: 2)) == [1, 3, 0, 2])
+        #expect(SpatialOrder.zOrder(latitude: -90, longitude: -180) == 0)
+        #expect(SpatialOrder.zOrder(latitude: 90, longitude: 180) == UInt32.max)
     }
 
     @Test("each line is answered before the next is written, as a co-process needs", arguments: [1, 2])

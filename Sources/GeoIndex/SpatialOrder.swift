@@ -1,20 +1,25 @@
-extension BatchLookup {
-    /// Line indices sorted along a Z-order curve of their coordinates (about 600 m cells), lines
-    /// that are not coordinates last; ties keep input order. Input order itself when at least
-    /// half the lines lie within about 10 km of the line before.
-    static func spatialOrder(of parsed: [ParsedLine]) -> [UInt32] {
-        var keys = [UInt64](repeating: 0, count: parsed.count)
-        for (line, point) in parsed.enumerated() {
+/// The order in which to look up a batch of points: along a Z-order curve of their coordinates
+/// (about 600 m cells), so that consecutive lookups read the same index pages. Both batch doors
+/// use it (`geoattrctl lookup --batch` and the back office's library), each writing its answers
+/// back in input order.
+public enum SpatialOrder {
+    /// Indices `0..<count` sorted along the curve, points that are not finite coordinates last;
+    /// ties keep input order. Input order itself when at least half the points lie within about
+    /// 10 km of the point before.
+    public static func indices(count: Int, point: (Int) -> (latitude: Double, longitude: Double)) -> [UInt32] {
+        var keys = [UInt64](repeating: 0, count: count)
+        for index in 0..<count {
+            let (latitude, longitude) = point(index)
             var cell = UInt64(UInt32.max)
-            if point.latitude.isFinite, point.longitude.isFinite {
-                cell = UInt64(zOrder(latitude: point.latitude, longitude: point.longitude))
+            if latitude.isFinite, longitude.isFinite {
+                cell = UInt64(zOrder(latitude: latitude, longitude: longitude))
             }
-            keys[line] = cell << 32 | UInt64(line)
+            keys[index] = cell << 32 | UInt64(index)
         }
         // Input already in spatial order, a device's track say, is left in its own order, which
         // keeps consecutive points closer than any curve does (sorting made tracks 15% slower).
         var neighbours = 0
-        for line in keys.indices.dropFirst() where keys[line] >> Self.neighbourShift == keys[line - 1] >> Self.neighbourShift {
+        for index in keys.indices.dropFirst() where keys[index] >> neighbourShift == keys[index - 1] >> neighbourShift {
             neighbours += 1
         }
         if neighbours * 2 >= keys.count { return Array(0..<UInt32(keys.count)) }
@@ -26,7 +31,7 @@ extension BatchLookup {
     private static let neighbourShift: UInt64 = 32 + 8
 
     /// The Z-order (Morton) code of a point on a 65,536 x 65,536 grid over the globe.
-    static func zOrder(latitude: Double, longitude: Double) -> UInt32 {
+    public static func zOrder(latitude: Double, longitude: Double) -> UInt32 {
         func spread(_ value: UInt32) -> UInt32 {
             var value = value & 0xFFFF
             value = (value | (value << 8)) & 0x00FF_00FF
