@@ -29,12 +29,16 @@ import sys
 import tempfile
 import time
 
+from pointsets import read_points, spark_session
+
 PINNED = ["taskset", "-c", "1"]
 
+# Run in a pinned child: sys.argv is [the index, the points], sys.path starts with this directory.
 ARROW = """
-import sys, time, pyarrow as pa, pyarrow.csv as pcsv
+import sys, time
 from geoattrd_geocoder import Geocoder
-points = pcsv.read_csv(sys.argv[2], read_options=pcsv.ReadOptions(column_names=["lat", "lon"]))
+from pointsets import read_points
+points = read_points(sys.argv[2])
 with Geocoder(sys.argv[1]) as geocoder:
     geocoder.lookup_arrow(points)
     start = time.perf_counter()
@@ -43,9 +47,10 @@ with Geocoder(sys.argv[1]) as geocoder:
 """
 
 DUCKDB = """
-import sys, time, duckdb, pyarrow.csv as pcsv
+import sys, time, duckdb
 from geoattrd_geocoder.duckdb import register
-points = pcsv.read_csv(sys.argv[2], read_options=pcsv.ReadOptions(column_names=["lat", "lon"]))
+from pointsets import read_points
+points = read_points(sys.argv[2])
 connection = duckdb.connect(config={"threads": 1})
 register(connection, index=sys.argv[1])
 connection.execute("CREATE TABLE points AS SELECT row_number() OVER () AS id, lat, lon FROM points")
@@ -79,27 +84,21 @@ def cli(a):
 
 
 def python_rate(code, a):
+    code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})\n" + code
     return float(subprocess.run(PINNED + [sys.executable, "-c", code, a.index, a.points], capture_output=True, text=True,
                                 check=True).stdout.strip().splitlines()[-1])
 
 
 def spark(a):
-    import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
-    from pyspark.sql import SparkSession
 
     from geoattrd_geocoder.spark import enrich
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (SparkSession.builder.master("local[2]").appName("geoattrd-geocoder-bench")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.memory", "4g").config("spark.sql.execution.arrow.maxRecordsPerBatch", a.spark_batch)
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
+    session = spark_session("geoattrd-geocoder-bench", **{"spark.sql.execution.arrow.maxRecordsPerBatch": a.spark_batch})
     results = {"enrich": [], "pass-through": []}
     try:
         with tempfile.TemporaryDirectory() as work:
-            table = pcsv.read_csv(a.spark_points, read_options=pcsv.ReadOptions(column_names=["lat", "lon"]))
+            table = read_points(a.spark_points)
             pq.write_table(table, os.path.join(work, "in.parquet"), row_group_size=1 << 18)
             rows = table.num_rows
             for round in range(a.rounds + 1):  # the first round warms the JVM and the workers
@@ -118,7 +117,6 @@ def spark(a):
 def peer(a):
     import duckdb
     import duckdb_extension_spatial
-    import pyarrow.csv as pcsv
 
     from geoattrd_geocoder import Geocoder
 
@@ -130,7 +128,7 @@ def peer(a):
     connection.execute(f"CREATE TABLE countries AS SELECT country, geom FROM ST_Read('{a.data}/countries.geojson')")
     connection.execute(f"CREATE TABLE regions AS SELECT iso_3166_2 AS region, geom FROM ST_Read('{a.data}/admin1.geojson')")
     loaded = time.perf_counter() - start
-    points = pcsv.read_csv(a.points, read_options=pcsv.ReadOptions(column_names=["lat", "lon"])).slice(0, a.peer_points)
+    points = read_points(a.points).slice(0, a.peer_points)
     connection.execute("CREATE TABLE points AS SELECT row_number() OVER () - 1 AS id, lat, lon FROM points")
     start = time.perf_counter()
     countries = dict(connection.sql("SELECT p.id, min(c.country) FROM points p JOIN countries c "

@@ -17,16 +17,10 @@ import tempfile
 import time
 
 import pyarrow as pa
-import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from geoattrd_geocoder import Geocoder
-
-
-def read_points(path):
-    table = pcsv.read_csv(path, read_options=pcsv.ReadOptions(column_names=["lat", "lon"]),
-                          convert_options=pcsv.ConvertOptions(column_types={"lat": pa.float64(), "lon": pa.float64()}))
-    return table.add_column(0, "id", pa.array(range(table.num_rows), pa.int64()))
+from pointsets import read_points, spark_session
 
 
 def cli_columns(geoattrctl, index, path, columns):
@@ -67,20 +61,15 @@ def main():
     with Geocoder(index) as geocoder:
         columns = geocoder.columns
     import duckdb
-    from pyspark.sql import SparkSession
 
     from geoattrd_geocoder.duckdb import register
     from geoattrd_geocoder.spark import enrich
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master("local[2]").appName("geoattrd-geocoder-compare")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.memory", "4g").getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session("geoattrd-geocoder-compare")
     failed = 0
     try:
         for path in a.sets:
-            points = read_points(path)
+            points = read_points(path, ids=True)
             started = time.time()
             expected = cli_columns(a.geoattrctl, index, path, columns)
             with Geocoder(index) as geocoder:

@@ -129,12 +129,12 @@ func runLookup(_ arguments: [String]) {
     // --file: the points of a set file (lat,lon lines), to time the same points another door looks up.
     let file = option("--file", arguments)
     var workload = file.map(readPointSet) ?? points(count: count, set: set, places: places, seed: 42, index: path)
-    // --spatial-order: blocks of 65,536 points in the order the batch doors look them up in.
+    // --spatial-order: the points in the order the back office's door looks them up in.
     if arguments.contains("--spatial-order") {
         var ordered: [(Double, Double)] = []
         ordered.reserveCapacity(workload.count)
-        for start in stride(from: 0, to: workload.count, by: 1 << 16) {
-            let block = Array(workload[start..<min(start + (1 << 16), workload.count)])
+        for start in stride(from: 0, to: workload.count, by: SpatialOrder.blockSize) {
+            let block = Array(workload[start..<min(start + SpatialOrder.blockSize, workload.count)])
             for index in SpatialOrder.indices(count: block.count, point: { (block[$0].0, block[$0].1) }) {
                 ordered.append(block[Int(index)])
             }

@@ -23,7 +23,7 @@ public final class GeoIndexReader: Sendable {
     private let metadata: ByteView
     private let countries: ByteView
     private let zones: ByteView
-    /// `TZNM`, when the file has it (`timeZone(area:isAlternative:)`).
+    /// `TZNM` (`timeZone(area:isAlternative:)`).
     private let zoneNames: ByteView
     private let neRegions: ByteView
     private let regions: ByteView
@@ -281,7 +281,7 @@ public final class GeoIndexReader: Sendable {
 
     /// The IANA time zone of a country-layer area, and whether it is the only zone of the
     /// country the point resolved to (`isAlternative`: the area's alternative country). Nil
-    /// when the file has no `TZNM` (written before it) or the area no name.
+    /// when the area has no name.
     @inline(__always)
     private func timeZone(area: UInt32, isAlternative: Bool) -> (name: String?, coversCountry: Bool?) {
         guard let entry = zoneNames.u32(Int(area) * 4), entry != IndexFormat.noZoneName,
@@ -336,9 +336,9 @@ public final class GeoIndexReader: Sendable {
         region: UInt16?
     ) -> String? {
         guard let postal else { return nil }
-        // By country alone in files without regions in their records, and for a region without
-        // centroids of its own (which would otherwise widen every search to the cut-off).
-        let region = postal.recordSize >= IndexFormat.postalRecordSize ? region.flatMap { regionHasPostalCodes($0) ? $0 : nil } : nil
+        // By country alone for a region without centroids of its own (which would otherwise widen
+        // every search to the cut-off).
+        let region = region.flatMap { regionHasPostalCodes($0) ? $0 : nil }
         var nearestDistance = Double.infinity
         var nearestCode: Int?
         // Without a region nothing is in-region, so only the country's nearest is tracked.
@@ -377,8 +377,7 @@ public final class GeoIndexReader: Sendable {
 
     /// A postal record's code: its number in the country's shape, or the string it refers to.
     private func postalCodeText(_ reference: Int, country: UInt16) -> String? {
-        guard let postalShapes else { return strings.shortString(reference) }
-        guard let shapeOffset = postalShapes.u32(Int(country) * 4) else { return nil }
+        guard let shapeOffset = postalShapes?.u32(Int(country) * 4) else { return nil }
         if shapeOffset == IndexFormat.noShape { return strings.shortString(reference) }
         guard let length = strings.u8(Int(shapeOffset)), let shape = strings.slice(Int(shapeOffset) + 1, Int(length)) else {
             return nil

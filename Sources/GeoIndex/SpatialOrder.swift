@@ -3,6 +3,10 @@
 /// use it (`geoattrctl lookup --batch` and the back office's library), each writing its answers
 /// back in input order.
 public enum SpatialOrder {
+    /// Points the back office's door sorts at once (geoindex-bench --spatial-order times the
+    /// reader in the same order); `geoattrctl lookup --batch` sorts each of its rounds.
+    public static let blockSize = 1 << 16
+
     /// Indices `0..<count` sorted along the curve, points that are not finite coordinates last;
     /// ties keep input order. Input order itself when at least half the points lie within about
     /// 10 km of the point before.

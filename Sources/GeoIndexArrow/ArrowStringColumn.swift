@@ -9,11 +9,10 @@ import Darwin
 /// after the other. What a caller receives are `malloc`ed copies, so that Arrow can wrap them
 /// without copying and free them when its arrays go.
 struct ArrowStringColumn {
-    private(set) var validity: [UInt8]
-    private(set) var offsets: [Int32]
-    private(set) var data: [UInt8] = []
+    private var validity: [UInt8]
+    private var offsets: [Int32]
+    private var data: [UInt8] = []
     private(set) var nullCount = 0
-    private var count = 0
 
     init(capacity: Int) {
         validity = [UInt8](repeating: 0, count: (capacity + 7) / 8)
@@ -24,6 +23,7 @@ struct ArrowStringColumn {
 
     /// False when the data would pass the 2 GiB that int32 offsets reach.
     mutating func append(_ value: String?) -> Bool {
+        let count = offsets.count - 1
         if var value {
             value.withUTF8 { data.append(contentsOf: $0) }
             guard data.count <= Int(Int32.max) else { return false }
@@ -32,7 +32,6 @@ struct ArrowStringColumn {
             nullCount += 1
         }
         offsets.append(Int32(truncatingIfNeeded: data.count))
-        count += 1
         return true
     }
 

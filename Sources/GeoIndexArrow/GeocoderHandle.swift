@@ -17,20 +17,16 @@ final class GeocoderHandle: Sendable {
         String(attribute.name.map { $0 == "." ? "_" : $0 })
     }
 
-    /// Points looked up per spatial sort: the places of one block are kept until their columns
-    /// are written, in input order.
-    static let blockSize = 1 << 16
-
     /// Looks up every point; a point with a coordinate that is not a number, infinite or out of
     /// range gets nulls, as a point the index has no answer for does. Nil when a column's data
     /// would pass 2 GiB.
     func lookup(latitudes: UnsafeBufferPointer<Double>, longitudes: UnsafeBufferPointer<Double>) -> [ArrowStringColumn]? {
         let count = min(latitudes.count, longitudes.count)
         var columns = PlaceAttribute.allCases.map { _ in ArrowStringColumn(capacity: count) }
-        var places = [GeoPlace](repeating: .empty, count: min(count, Self.blockSize))
-        var start = 0
-        while start < count {
-            let end = min(start + Self.blockSize, count)
+        var places = [GeoPlace](repeating: .empty, count: min(count, SpatialOrder.blockSize))
+        // The places of one block are kept until their columns are written, in input order.
+        for start in stride(from: 0, to: count, by: SpatialOrder.blockSize) {
+            let end = min(start + SpatialOrder.blockSize, count)
             // In spatial order, as geoattrctl lookup --batch does: the index pages one lookup
             // reads are in cache for the next.
             for index in SpatialOrder.indices(count: end - start, point: { (latitudes[start + $0], longitudes[start + $0]) }) {
@@ -42,7 +38,6 @@ final class GeocoderHandle: Sendable {
                     guard columns[column].append(attribute.value(in: place)) else { return nil }
                 }
             }
-            start = end
         }
         return columns
     }

@@ -55,14 +55,15 @@ def _simplified_ring(ring, shared, tolerance):
 
 
 def zone_polygons(zone_country):
-    """Yields (zone, polygons, stats) for every zone that has a country; each polygon is a list of
-    rings of (longitude, latitude) in 1e-7 degree integers, open (first vertex not repeated)."""
+    """Yields (zone, polygons, counts) for every zone that has a country; each polygon is a list of
+    rings of (longitude, latitude) in 1e-7 degree integers, open (first vertex not repeated), and
+    counts the vertices so far, those kept so far and the shared ones."""
     from timezonefinder import TimezoneFinder
 
     finder = TimezoneFinder(in_memory=True)
     zones = [z for z in finder.timezone_names if z in zone_country]
     decoded = []
-    for index, zone in enumerate(zones):
+    for zone in zones:
         polygons = []
         for polygon in finder.get_geometry(tz_name=zone, coords_as_pairs=True):
             rings = []
@@ -81,6 +82,7 @@ def zone_polygons(zone_country):
     pairs = np.unique(np.stack([keys, owners], 1), axis=0)
     unique_keys, zone_counts = np.unique(pairs[:, 0], return_counts=True)
     shared = zone_counts[np.searchsorted(unique_keys, keys)] >= 2
+    shared_count = int(np.count_nonzero(zone_counts >= 2))
     tolerance = SEA_LINE_METERS / 111_320.0
     before = after = offset = 0
     for zone, polygons in zip(zones, decoded):
@@ -94,11 +96,14 @@ def zone_polygons(zone_country):
                 after += len(simplified)
                 rings.append(simplified)
             out.append(rings)
-        yield zone, out, (before, after, int(np.count_nonzero(zone_counts >= 2)))
+        yield zone, out, (before, after, shared_count)
 
 
-def data_version():
+def data_source():
+    """The border release (timezone-boundary-builder's, as the data states it) and the version of
+    the package that carries it."""
+    from importlib.metadata import version
+
     from timezonefinder import TimezoneFinder
 
-    finder = TimezoneFinder(in_memory=True)
-    return getattr(finder, "data_version", None) or "?"
+    return TimezoneFinder(in_memory=True).data_version, version("timezonefinder-data")

@@ -33,8 +33,6 @@ import unicodedata
 # Zones whose polygon covers two countries (measured in docs/geodata-sources.md). Inside them the
 # builder takes the country of the Natural Earth admin-1 polygon when it is one of these.
 MULTI_COUNTRY_ZONES = {"Asia/Bangkok": "TH,VN", "Europe/Belgrade": "RS,XK", "Asia/Jerusalem": "IL,PS"}
-# The border release and the package that carries it (scripts/fetch-geodata.sh pins the same).
-BORDER_DATA = ("2026c", "3.2026.3.post1")
 
 
 def log(*a):
@@ -52,21 +50,16 @@ def zone_table(path):
     return table
 
 
-def rounded(coords):
-    if isinstance(coords[0], (int, float)):
-        return [round(coords[0], 6), round(coords[1], 6)]
-    return [rounded(c) for c in coords]
-
-
 def export_countries(cache, out):
     """countries.geojson from the full-resolution zone polygons (borders.py). The decode takes a
     minute: the result is kept until the data, or the script that shapes it, changes."""
     import borders
     import numpy as np
 
-    zones = zone_table(os.path.join(cache, "deb/x_tzdata/usr/share/zoneinfo/zone.tab"))
+    zone_tab = os.path.join(cache, "deb/x_tzdata/usr/share/zoneinfo/zone.tab")
+    zones = zone_table(zone_tab)
     path = os.path.join(out, "countries.geojson")
-    stamp = f"timezonefinder-data {BORDER_DATA[1]}, sea line {borders.SEA_LINE_METERS:g} m, zone.tab {os.path.getmtime(os.path.join(cache, 'deb/x_tzdata/usr/share/zoneinfo/zone.tab'))}"
+    stamp = f"timezonefinder-data {borders.data_source()[1]}, sea line {borders.SEA_LINE_METERS:g} m, zone.tab {os.path.getmtime(zone_tab)}"
     stamp_path = path + ".stamp"
     fresh = os.path.exists(path) and os.path.exists(stamp_path) and os.path.getmtime(stamp_path) >= os.path.getmtime(borders.__file__)
     if fresh:
@@ -397,10 +390,13 @@ def export_dcw_land(cache, out):
 
 
 def export_sources(cache, out):
+    import borders
+
+    release, package = borders.data_source()
     debs = {os.path.basename(p).split("_")[0]: os.path.basename(p).split("_")[1] for p in glob.glob(os.path.join(cache, "deb/*.deb"))}
     rows = [
-        (f"OSM admin-0 borders, coast and territorial sea: timezone-boundary-builder via PyPI timezonefinder-data {BORDER_DATA[1]}",
-         BORDER_DATA[0], "ODbL-1.0, (c) OpenStreetMap contributors"),
+        (f"OSM admin-0 borders, coast and territorial sea: timezone-boundary-builder via PyPI timezonefinder-data {package}",
+         release, "ODbL-1.0, (c) OpenStreetMap contributors"),
         ("tzdata zone.tab (Debian tzdata)", debs.get("tzdata", "?"), "public domain"),
         ("Natural Earth 10m admin-1 (Debian qgis-common world_map.gpkg)", debs.get("qgis-common", "?"), "public domain"),
         ("ISO 3166 codes (Debian iso-codes)", debs.get("iso-codes", "?"), "LGPL-2.1+"),

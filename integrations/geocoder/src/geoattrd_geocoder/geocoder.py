@@ -36,7 +36,7 @@ class _Allocation:
 
 
 def _coordinates(values, name):
-    """A contiguous float64 array without nulls (NaN where a value was null) and its address."""
+    """A float64 array without nulls (NaN where a value was null)."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     elif not isinstance(values, pa.Array):
@@ -47,9 +47,13 @@ def _coordinates(values, name):
     values = pc.cast(values, pa.float64())
     if values.null_count:
         values = pc.fill_null(values, float("nan"))
+    return values
+
+
+def _address(values):
+    """Where a float64 array's (or slice's) first value is, for the library; None when empty."""
     data = values.buffers()[1]
-    address = 0 if data is None else data.address + values.offset * 8
-    return values, address
+    return None if data is None or len(values) == 0 else data.address + values.offset * 8
 
 
 class Geocoder:
@@ -90,26 +94,24 @@ class Geocoder:
         for does."""
         if not self._handle:
             raise ValueError("the geocoder is closed")
-        latitudes, _ = _coordinates(latitudes, "lat")
-        longitudes, _ = _coordinates(longitudes, "lon")
+        latitudes = _coordinates(latitudes, "lat")
+        longitudes = _coordinates(longitudes, "lon")
         if len(latitudes) != len(longitudes):
             raise ValueError(f"{len(latitudes)} latitudes but {len(longitudes)} longitudes")
         parts = [self._lookup(latitudes.slice(start, _POINTS_PER_CALL), longitudes.slice(start, _POINTS_PER_CALL))
-                 for start in range(0, len(latitudes), _POINTS_PER_CALL)] or [self._lookup(latitudes, longitudes)]
+                 for start in range(0, max(len(latitudes), 1), _POINTS_PER_CALL)]
         if len(parts) == 1:
             return parts[0]
         return [pa.concat_arrays([part[column] for part in parts]) for column in range(len(self.columns))]
 
     def _lookup(self, latitudes, longitudes):
-        _, latitude_address = _coordinates(latitudes, "lat")
-        _, longitude_address = _coordinates(longitudes, "lon")
         count = len(latitudes)
         columns = len(self.columns)
         buffers = (ctypes.c_void_p * (3 * columns))()
         sizes = (ctypes.c_int64 * (3 * columns))()
         nulls = (ctypes.c_int64 * columns)()
         status = self._lib.geoattrd_geocoder_lookup(
-            self._handle, latitude_address or None, longitude_address or None, count, buffers, sizes, nulls)
+            self._handle, _address(latitudes), _address(longitudes), count, buffers, sizes, nulls)
         if status != 0:
             raise MemoryError(f"geoattrd_geocoder_lookup failed with status {status} for {count} points")
         arrays = []
