@@ -9,11 +9,19 @@
 #   BASELINE=PATH     another geoattrd binary to measure beside this tree's
 #   CONNECTIONS=N     keep-alive connections (default 64)
 #   GEOATTRD=PATH     this tree's binary (default: swift build -c release, .build/release/geoattrd)
+#   PIN=1             every server on CPU 0 and the load generator on CPU 1 (taskset), so that
+#                     neither takes the other's core
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-5}
 rounds=${2:-5}
 connections=${CONNECTIONS:-64}
+server_cpu=()
+load_cpu=()
+if [ "${PIN:-}" = 1 ]; then
+    server_cpu=(taskset -c 0)
+    load_cpu=(taskset -c 1)
+fi
 if [ -z "${GEOATTRD:-}" ]; then
     swift build -c release --product geoattrd >&2
     GEOATTRD=.build/release/geoattrd
@@ -34,7 +42,7 @@ wait_for_socket() {
 
 start_geoattrd() { # NAME BINARY
     mkdir -p "$work/$1"
-    "$2" --config "$work/c.yaml" --state-dir "$work/$1" --state-file "$work/$1/state" --socket "$work/$1.sock" &
+    "${server_cpu[@]}" "$2" --config "$work/c.yaml" --state-dir "$work/$1" --state-file "$work/$1/state" --socket "$work/$1.sock" &
     pids+=($!)
     wait_for_socket "$work/$1.sock"
 }
@@ -47,7 +55,7 @@ if [ -n "${BASELINE:-}" ]; then
 fi
 sleep 0.5
 curl -s --unix-socket "$work/geoattrd.sock" http://geoattrd/v1/attributes >"$work/body"
-"$work/go-peer" "$work/go.sock" "$work/body" &
+"${server_cpu[@]}" "$work/go-peer" "$work/go.sock" "$work/body" &
 pids+=($!)
 wait_for_socket "$work/go.sock"
 servers+=(go)
@@ -55,7 +63,7 @@ echo "body: $(wc -c <"$work/body") bytes; $connections connections, $rounds roun
 
 for round in $(seq 1 "$rounds"); do
     for server in "${servers[@]}"; do
-        line=$("$work/uds-load" "$work/$server.sock" /v1/attributes "$connections" "$seconds")
+        line=$("${load_cpu[@]}" "$work/uds-load" "$work/$server.sock" /v1/attributes "$connections" "$seconds")
         echo "round $round  $(printf '%-9s' "$server") $line"
         echo "$server $line" >>"$work/results"
     done

@@ -1,4 +1,5 @@
 public import GeoAttrCore
+import GeoAttrLinux
 import GeoAttrModel
 public import Logging
 import NIOCore
@@ -77,7 +78,9 @@ public final class APIServer: Service, Sendable {
         context = ServerContext(
             store: store, scheduler: scheduler, policy: policy, schedule: schedule, limits: limits,
             registry: registry, logger: logger)
-        group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        // One event loop per CPU the daemon may run on: loops held to fewer CPUs would only take
+        // turns on them, each wait a scheduler slice added to some client's answer.
+        group = MultiThreadedEventLoopGroup(numberOfThreads: UsableCPUs.count(within: System.coreCount))
     }
 
     /// Applies a reloaded access policy and schedule (for staleness) to new requests.

@@ -60,11 +60,7 @@ final class ConnectionRegistry: Sendable {
             return state.channels.values.map(\.channel)
         }
         for channel in channels {
-            if channel.eventLoop.inEventLoop {
-                ConnectionStateHandler.quiesce(channel)
-            } else {
-                channel.eventLoop.execute { ConnectionStateHandler.quiesce(channel) }
-            }
+            channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         }
     }
 

@@ -84,15 +84,11 @@ final class ConnectionRouter {
         // Before any event: the stream's own events are written from the loop after this returns.
         WatchStream.write("retry: \(WatchStream.reconnectionDelayMilliseconds)\n\n", to: context.channel)
         server.metrics.request(endpoint: "watch", status: 200)
-        // NIO's pipelining assistant stops reading while a response is in flight, and this one
-        // never ends: without it the connection goes on reading, so the client's EOF ends the
-        // stream at once and a request sent after the watch closes the connection (instead of
-        // the client blocking on a full socket buffer, or the stream outliving the client's
+        // A stream's answer never ends: reading goes on, so that the client's EOF ends the stream
+        // at once and a request sent after the watch closes the connection (instead of the
+        // client blocking on a full socket buffer, or the stream outliving the client's
         // half-close until the next heartbeat fails).
-        let pipeline = context.pipeline.syncOperations
-        if let assistant = try? pipeline.handler(type: HTTPServerPipelineHandler.self) {
-            pipeline.removeHandler(assistant, promise: nil)
-        }
+        connection.handleHeldReads(context)
         if server.connections.isShuttingDown { stream.finish() }
     }
 

@@ -6,9 +6,9 @@ import GeoAttrSettings
 
 /// Sets up one accepted connection: admission, then the pipeline, each handler with one job:
 ///
-/// 1. NIO's back-pressure handler, 2. NIO's HTTP/1 codec with the daemon's head limits and
-/// pipelining assistant, 3. `ConnectionStateHandler` (the client's grant, deadlines, keep-alive,
-/// whole requests, the answer to what cannot be parsed), which hands each whole request to its
+/// 1. NIO's HTTP/1 codec with the daemon's head limits, 2. `ConnectionStateHandler` (the
+/// client's grant, deadlines, keep-alive, pipelined requests one at a time, back-pressure, whole
+/// requests, the answer to what cannot be parsed), which hands each whole request to its
 /// `ConnectionRouter` (the endpoint table: the API's, or the metrics socket's).
 ///
 /// (`package`: the HTTP fuzz harness sets up its connections with it too.)
@@ -39,11 +39,6 @@ package enum ConnectionSetup {
             return
         }
         context.metrics.connectedClients.record(context.connections.count)
-        // Stop reading from a client while its answers are not being read: NIO's pipelining
-        // assistant takes the next request as soon as an answer is written, not sent, so a client
-        // that pipelines requests and never reads would make the daemon queue answers without
-        // bound. Reading resumes when the queue drains below the low watermark.
-        try sync.addHandler(BackPressureHandler())
         var limits = NIOHTTPDecoderLimitConfiguration()
         limits.maxHeaderListSize = context.limits.maximumHeadBytes
         limits.maxHeaderFieldSize = context.limits.maximumHeadBytes
@@ -52,9 +47,11 @@ package enum ConnectionSetup {
         // numbers (nothing a client sent is ever echoed into a header), and the validator is one
         // more handler that each of a response's three parts would cross. No NIO error handler:
         // the connection's state answers in the API's error format instead.
+        // No pipelining assistant: the connection's state machine holds pipelined requests, and
+        // stops reading while an answer is owed or answers back up.
         try sync.configureHTTPServerPipeline(
-            withErrorHandling: false, withOutboundHeaderValidation: false, withEncoderConfiguration: .init(),
-            withDecoderLimitConfiguration: limits)
+            withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
+            withEncoderConfiguration: .init(), withDecoderLimitConfiguration: limits)
         try sync.addHandler(
             ConnectionStateHandler(
                 server: context, peer: peer, timeouts: timeouts ?? ConnectionTimeouts(context.limits), table: table))

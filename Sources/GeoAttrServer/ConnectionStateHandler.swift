@@ -62,7 +62,13 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
+        let part = unwrapInboundIn(data)
+        guard !machine.hold(.part(part)) else { return }
+        handle(part, context)
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
+        switch part {
         case .head(let head):
             perform(machine.headReceived(head), context)
         case .body(let buffer):
@@ -79,7 +85,14 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        perform(machine.writabilityChanged(writable: context.channel.isWritable), context)
+        let writable = context.channel.isWritable
+        if !writable {
+            // What is queued must reach the socket for the client to take it.
+            context.flush()
+        } else if machine.resumesReading(writable: true) {
+            context.read()
+        }
+        perform(machine.writabilityChanged(writable: writable), context)
         watch?.writabilityChanged()
         context.fireChannelWritabilityChanged()
     }
@@ -112,6 +125,12 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     /// A part the decoder could not parse: answered, or the connection closed
     /// (`ConnectionStateMachine.protocolErrorCaught`).
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // In its place among the requests: after the answers owed to those before it.
+        if let parserError = error as? HTTPParserError, machine.hold(.parserError(parserError)) { return }
+        answerProtocolError(error, context)
+    }
+
+    private func answerProtocolError(_ error: any Error, _ context: ChannelHandlerContext) {
         guard let response = ProtocolErrorAnswer.response(to: error, limits: server.limits),
             machine.protocolErrorCaught() == .answerThenClose
         else {
@@ -163,14 +182,31 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
             action = machine.responseEndWritten()
         }
         let data = wrapped ?? wrapOutboundOut(part)
-        guard action == .writeThenClose else {
+        if action == .writeThenClose {
+            let channel = context.channel
+            let written = promise ?? context.eventLoop.makePromise()
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            context.write(data, promise: written)
+        } else {
             context.write(data, promise: promise)
-            return
         }
-        let channel = context.channel
-        let written = promise ?? context.eventLoop.makePromise()
-        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
-        context.write(data, promise: written)
+        if case .end = part { handleHeldReads(context) }
+    }
+
+    /// The answer in flight ended (or became a stream): what was read meanwhile is handled, in
+    /// order, until one of it is owed an answer again; then reading resumes if it may.
+    func handleHeldReads(_ context: ChannelHandlerContext) {
+        while let held = machine.nextHeld() {
+            switch held {
+            case .part(let part): handle(part, context)
+            case .parserError(let error): answerProtocolError(error, context)
+            }
+        }
+        if machine.resumesReading(writable: context.channel.isWritable) { context.read() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if machine.readRequested(writable: context.channel.isWritable) { context.read() }
     }
 
     func flush(context: ChannelHandlerContext) {
@@ -214,17 +250,5 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     private func deadlinePassed(_ kind: ConnectionDeadline.Kind, _ context: ChannelHandlerContext) {
         if kind == .head { server.metrics.request(endpoint: "invalid", status: 408) }
         context.close(promise: nil)
-    }
-
-    /// Tells the connection on `channel` to quiesce, with NIO's `ChannelShouldQuiesceEvent`
-    /// handed to this handler itself: NIO's pipelining assistant, earlier in the pipeline, would
-    /// take the event as its own and not pass it on (closing after its own notion of the answer
-    /// in flight, and answering no waiting request early). On the channel's event loop.
-    static func quiesce(_ channel: any Channel) {
-        let pipeline = channel.pipeline.syncOperations
-        guard let handler = try? pipeline.handler(type: ConnectionStateHandler.self),
-            let context = try? pipeline.context(handler: handler)
-        else { return }
-        handler.userInboundEventTriggered(context: context, event: ChannelShouldQuiesceEvent())
     }
 }

@@ -6,9 +6,14 @@ import NIOHTTP1
 /// quiescing and grant changes, and performs the action each returns. It holds no channel, so
 /// every transition can be checked without one.
 ///
-/// Requests do not overlap: NIO's pipelining assistant holds the next request until the answer
-/// in flight has ended, and a watch (whose answer never ends) is the last request on its
-/// connection.
+/// Requests do not overlap: what is read while an answer is owed is held, in order, until that
+/// answer has ended, and reading stops meanwhile (a client that pipelines requests gets its
+/// answers one at a time). Reading also stops while the client is not taking its answers
+/// (back-pressure). A watch, whose answer never ends, is the last request on its connection.
+///
+/// (This is the work of NIO's `HTTPServerPipelineHandler` and `BackPressureHandler`, done here,
+/// where the connection's state already is, as Hummingbird does: two handlers fewer for every
+/// read, write and flush to cross.)
 struct ConnectionStateMachine {
     enum State: Equatable {
         /// Between requests: nothing of the next one has been decoded.
@@ -50,6 +55,12 @@ struct ConnectionStateMachine {
         case close
     }
 
+    /// What was read while an answer was owed, held until it ends.
+    enum Held: Equatable {
+        case part(HTTPServerRequestPart)
+        case parserError(HTTPParserError)
+    }
+
     enum WriteAction: Equatable {
         /// Write the part as it is.
         case write
@@ -82,6 +93,10 @@ struct ConnectionStateMachine {
     private var deadlineMovesOnFlush = false
     /// A request that could not be parsed was answered: no second answer may start.
     private var protocolErrorAnswered = false
+    /// Read while an answer was owed, oldest first.
+    private(set) var held = CircularBuffer<Held>(initialCapacity: 0)
+    /// The channel asked to read while reading was stopped.
+    private(set) var readPending = false
     private let maximumBodyBytes: Int
 
     init(maximumBodyBytes: Int) {
@@ -89,6 +104,44 @@ struct ConnectionStateMachine {
     }
 
     // MARK: Reading
+
+    /// Whether what was just read must wait: an answer is owed, or earlier reads wait already.
+    /// (A watch's answer never ends: what follows it is handled at once, and closes.)
+    mutating func hold(_ event: Held) -> Bool {
+        guard state == .answering || !held.isEmpty else { return false }
+        held.append(event)
+        return true
+    }
+
+    /// The next held read, once no answer is owed any more. None once the connection is to
+    /// close after its answer: no request after that one may be answered.
+    mutating func nextHeld() -> Held? {
+        guard !closesAfterAnswer else {
+            held.removeAll()
+            return nil
+        }
+        guard state != .answering else { return nil }
+        return held.popFirst()
+    }
+
+    /// The channel asks to read more: not while an answer is owed (what came would only be held)
+    /// nor while answers back up (`writable` false), so that a client that pipelines requests and
+    /// never reads its answers cannot make the daemon queue them without bound.
+    mutating func readRequested(writable: Bool) -> Bool {
+        guard state != .answering, writable else {
+            readPending = true
+            return false
+        }
+        return true
+    }
+
+    /// Whether a read asked for while reading was stopped may go now (an answer ended, the held
+    /// reads were handled, or the client took its answers).
+    mutating func resumesReading(writable: Bool) -> Bool {
+        guard readPending, state != .answering, writable else { return false }
+        readPending = false
+        return true
+    }
 
     /// A new connection must send its first request head in time, like any later one.
     mutating func connectionStarted() -> Action {
@@ -238,6 +291,7 @@ struct ConnectionStateMachine {
     mutating func closed() {
         state = .closed
         deadline = nil
+        held.removeAll()
     }
 
     private mutating func arm(_ kind: ConnectionDeadline.Kind) -> Action {

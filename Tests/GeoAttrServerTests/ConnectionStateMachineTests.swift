@@ -226,6 +226,71 @@ struct ConnectionStateMachineTests {
         #expect(answered.protocolErrorCaught() == .answerThenClose)
     }
 
+    // MARK: Pipelining and back-pressure
+
+    @Test func whatIsReadWhileAnAnswerIsOwedWaitsForItsEndInOrder() {
+        var machine = Self.started()
+        #expect(machine.hold(.part(.head(Self.keepAlive))) == false)
+        _ = machine.headReceived(Self.keepAlive)
+        _ = machine.endReceived()
+        #expect(machine.state == .answering)
+        let second = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/attributes")
+        #expect(machine.hold(.part(.head(second))) == true)
+        #expect(machine.hold(.part(.end(nil))) == true)
+        #expect(machine.hold(.parserError(.invalidMethod)) == true)
+        #expect(machine.nextHeld() == nil)
+        _ = Self.answer(into: &machine)
+        #expect(machine.nextHeld() == .part(.head(second)))
+        // What follows a held read waits behind it even once no answer is owed.
+        #expect(machine.hold(.part(.head(Self.keepAlive))) == true)
+        #expect(machine.nextHeld() == .part(.end(nil)))
+        #expect(machine.nextHeld() == .parserError(.invalidMethod))
+        #expect(machine.nextHeld() == .part(.head(Self.keepAlive)))
+        #expect(machine.nextHeld() == nil)
+        #expect(machine.hold(.part(.end(nil))) == false)
+    }
+
+    @Test func noHeldRequestIsHandledAfterAnAnswerThatClosesTheConnection() {
+        var machine = Self.started()
+        _ = Self.request(Self.closing, into: &machine)
+        #expect(machine.hold(.part(.head(Self.keepAlive))) == true)
+        #expect(Self.answer(into: &machine).end == .writeThenClose)
+        #expect(machine.nextHeld() == nil)
+        #expect(machine.held.isEmpty)
+    }
+
+    @Test func readingStopsWhileAnAnswerIsOwedAndResumesAfterIt() {
+        var machine = Self.started()
+        #expect(machine.readRequested(writable: true) == true)
+        #expect(machine.resumesReading(writable: true) == false)
+        _ = Self.request(Self.keepAlive, into: &machine)
+        #expect(machine.readRequested(writable: true) == false)
+        #expect(machine.resumesReading(writable: true) == false)
+        _ = Self.answer(into: &machine)
+        #expect(machine.resumesReading(writable: true) == true)
+        // Asked for once, resumed once.
+        #expect(machine.resumesReading(writable: true) == false)
+    }
+
+    @Test func readingStopsWhileAnswersBackUpAndResumesWhenTheyAreTaken() {
+        var machine = Self.idleAfterAnAnswer()
+        #expect(machine.readRequested(writable: false) == false)
+        #expect(machine.resumesReading(writable: false) == false)
+        #expect(machine.resumesReading(writable: true) == true)
+    }
+
+    @Test func aWatchReadsOnSoThatWhatFollowsItCloses() {
+        var machine = Self.started()
+        _ = Self.request(Self.keepAlive, into: &machine)
+        #expect(machine.hold(.part(.head(Self.keepAlive))) == true)
+        #expect(machine.readRequested(writable: true) == false)
+        machine.watchStarted()
+        #expect(machine.nextHeld() == .part(.head(Self.keepAlive)))
+        #expect(machine.headReceived(Self.keepAlive) == .close)
+        #expect(machine.resumesReading(writable: true) == true)
+        #expect(machine.readRequested(writable: true) == true)
+    }
+
     // MARK: Closed
 
     @Test func aClosedConnectionIgnoresWhatIsStillDelivered() {
@@ -236,5 +301,6 @@ struct ConnectionStateMachineTests {
         #expect(machine.endReceived() == .none)
         #expect(machine.quiesce() == .none)
         #expect(machine.protocolErrorCaught() == .close)
+        #expect(machine.hold(.part(.end(nil))) == false)
     }
 }

@@ -32,6 +32,30 @@ struct PipelineDeferredTests {
         await connection.close()
     }
 
+    @Test func aRequestPipelinedBehindAnAnswerThatWaitsIsAnsweredAfterIt() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send(
+            "PUT /v1/state HTTP/1.1\r\ncontent-length: 10\r\n\r\nbackgroundGET /v1/attributes?format=env HTTP/1.1\r\n\r\n")
+        let responses = try await connection.responses(2)
+        #expect(responses.map(\.status) == [200, 200])
+        #expect(responses.first?.body == #"{"state":"background"}"#)
+        #expect(responses.last?.body.hasPrefix("GEO_") == true)
+        #expect(connection.isOpen)
+        await connection.close()
+    }
+
+    @Test func noRequestPipelinedBehindAnAnswerThatClosesIsAnswered() async throws {
+        let fixture = ServerFixture()
+        let connection = try await AsyncConnection(fixture)
+        try await connection.send(
+            "PUT /v1/state HTTP/1.1\r\ncontent-length: 10\r\nconnection: close\r\n\r\nbackgroundGET /v1/status HTTP/1.1\r\n\r\n")
+        try await connection.waitUntilClosed()
+        let responses = RawHTTPResponse.all(in: try await connection.unread(), receivedAll: true)
+        #expect(responses.map(\.status) == [200])
+        #expect(responses.first?.body == #"{"state":"background"}"#)
+    }
+
     @Test func shutdownAnswersARefreshThatWaitsAndCloses() async throws {
         // The attempt never ends: only shutdown can answer.
         let fixture = ServerFixture(scheduler: RecordingScheduler(outcome: .accepted, result: nil))
