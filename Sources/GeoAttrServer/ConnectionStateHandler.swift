@@ -25,6 +25,7 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     private let router: ConnectionRouter
     private var watch: WatchStream?
     private var deadline: ConnectionDeadline?
+    private var handlingHeldReads = false
 
     init(server: ServerContext, peer: PeerIdentity, timeouts: ConnectionTimeouts, table: [Endpoint]) {
         self.server = server
@@ -85,14 +86,14 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        let writable = context.channel.isWritable
-        if !writable {
+        if !context.channel.isWritable {
             // What is queued must reach the socket for the client to take it.
             context.flush()
         } else if machine.resumesReading(writable: true) {
             context.read()
         }
-        perform(machine.writabilityChanged(writable: writable), context)
+        // As it is after the flush.
+        perform(machine.writabilityChanged(writable: context.channel.isWritable), context)
         watch?.writabilityChanged()
         context.fireChannelWritabilityChanged()
     }
@@ -196,6 +197,11 @@ final class ConnectionStateHandler: ChannelDuplexHandler {
     /// The answer in flight ended (or became a stream): what was read meanwhile is handled, in
     /// order, until one of it is owed an answer again; then reading resumes if it may.
     func handleHeldReads(_ context: ChannelHandlerContext) {
+        // A held request answered at once ends its answer inside this loop: the loop goes on
+        // with the next, instead of a call one level deeper for each.
+        guard !handlingHeldReads else { return }
+        handlingHeldReads = true
+        defer { handlingHeldReads = false }
         while let held = machine.nextHeld() {
             switch held {
             case .part(let part): handle(part, context)

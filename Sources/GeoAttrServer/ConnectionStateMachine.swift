@@ -251,6 +251,9 @@ struct ConnectionStateMachine {
     mutating func flushed(writable: Bool) -> Action {
         guard deadlineMovesOnFlush else { return .none }
         deadlineMovesOnFlush = false
+        // A request held behind the answer may have started since (it set its own deadline, or
+        // owes an answer and needs none).
+        guard state == .idle else { return .none }
         // Idle, unless its answers are backing up.
         return arm(writable ? .idle : .head)
     }

@@ -250,6 +250,24 @@ struct ConnectionStateMachineTests {
         #expect(machine.hold(.part(.end(nil))) == false)
     }
 
+    @Test func aHeldRequestStartedBeforeTheFlushKeepsItsOwnDeadline() {
+        // Its body still coming: the head deadline it armed stays.
+        var reading = Self.started()
+        _ = Self.request(Self.keepAlive, into: &reading)
+        _ = Self.answer(into: &reading)
+        #expect(reading.headReceived(Self.keepAlive) == .armHeadDeadline)
+        #expect(reading.flushed(writable: true) == .none)
+        #expect(reading.deadline == .head)
+
+        // Whole, and owed an answer (one that waits, or a stream): no deadline.
+        var answering = Self.started()
+        _ = Self.request(Self.keepAlive, into: &answering)
+        _ = Self.answer(into: &answering)
+        _ = Self.request(Self.keepAlive, into: &answering)
+        #expect(answering.flushed(writable: true) == .none)
+        #expect(answering.deadline == nil)
+    }
+
     @Test func noHeldRequestIsHandledAfterAnAnswerThatClosesTheConnection() {
         var machine = Self.started()
         _ = Self.request(Self.closing, into: &machine)
