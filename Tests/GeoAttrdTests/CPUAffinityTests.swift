@@ -12,18 +12,11 @@ struct CPUAffinityTests {
     func oneEventLoopOnOneCPU() async throws {
         let daemon = try DaemonProcess(config: APIProcessTests.staticConfig, launcher: ["/usr/bin/taskset", "-c", "0"])
         try await daemon.waitForGeneration()
-        #expect(Self.eventLoopThreads(of: daemon.process.pid) == 1)
+        // NIO names its event loops' threads NIO-ELT-<group>-#<loop>.
+        let loops = ProcessResources.threadNames(of: daemon.process.pid).filter { $0.hasPrefix("NIO-ELT-") }
+        #expect(loops.count == 1, "event loop threads: \(loops)")
         let document = try await GeoAttrClient(socketPath: daemon.socketPath).attributes()
         #expect(document.attributes["geo.location.lat"] == .double(47.3769))
         #expect(await daemon.stop() == 0)
-    }
-
-    /// Threads named by NIO's event loop group (`NIO-ELT-<group>-#<loop>`).
-    static func eventLoopThreads(of pid: pid_t) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.filter { task in
-            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
-            return name.hasPrefix("NIO-ELT-")
-        }.count
     }
 }

@@ -32,6 +32,15 @@ public struct ProcessResources: Sendable, Equatable, CustomStringConvertible {
         return ProcessResources(descriptors: descriptors.sorted(), threads: tasks.count, children: childProcesses(of: pid))
     }
 
+    /// The names of the process's threads (/proc/PID/task/*/comm), as the process set them.
+    public static func threadNames(of pid: pid_t) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .newlines)
+        }
+    }
+
     /// Every process whose parent is `pid` (field 4 of /proc/N/stat).
     public static func childProcesses(of pid: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
