@@ -131,15 +131,10 @@ func runLookup(_ arguments: [String]) {
     var workload = file.map(readPointSet) ?? points(count: count, set: set, places: places, seed: 42, index: path)
     // --spatial-order: the points in the order the back office's door looks them up in.
     if arguments.contains("--spatial-order") {
-        var ordered: [(Double, Double)] = []
-        ordered.reserveCapacity(workload.count)
-        for start in stride(from: 0, to: workload.count, by: SpatialOrder.blockSize) {
-            let block = Array(workload[start..<min(start + SpatialOrder.blockSize, workload.count)])
-            for index in SpatialOrder.indices(count: block.count, point: { (block[$0].0, block[$0].1) }) {
-                ordered.append(block[Int(index)])
-            }
+        let points = workload
+        workload = SpatialOrder.blocks(count: points.count, point: { (points[$0].0, points[$0].1) }).flatMap { range, order in
+            order.map { points[range.lowerBound + Int($0)] }
         }
-        workload = ordered
     }
     let before = memory()
 

@@ -7,6 +7,17 @@ public enum SpatialOrder {
     /// reader in the same order); `geoattrctl lookup --batch` sorts each of its rounds.
     public static let blockSize = 1 << 16
 
+    /// `0..<count` cut into blocks of `blockSize`, each with its indices (from the block's start)
+    /// in spatial order: how a door that sorts a block at a time walks a batch.
+    public static func blocks(
+        count: Int, point: @escaping (Int) -> (latitude: Double, longitude: Double)
+    ) -> LazyMapSequence<StrideTo<Int>, (range: Range<Int>, order: [UInt32])> {
+        stride(from: 0, to: count, by: blockSize).lazy.map { start in
+            let range = start..<min(start + blockSize, count)
+            return (range, indices(count: range.count) { point(start + $0) })
+        }
+    }
+
     /// Indices `0..<count` sorted along the curve, points that are not finite coordinates last;
     /// ties keep input order. Input order itself when at least half the points lie within about
     /// 10 km of the point before.

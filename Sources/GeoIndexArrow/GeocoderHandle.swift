@@ -25,15 +25,14 @@ final class GeocoderHandle: Sendable {
         var columns = PlaceAttribute.allCases.map { _ in ArrowStringColumn(capacity: count) }
         var places = [GeoPlace](repeating: .empty, count: min(count, SpatialOrder.blockSize))
         // The places of one block are kept until their columns are written, in input order.
-        for start in stride(from: 0, to: count, by: SpatialOrder.blockSize) {
-            let end = min(start + SpatialOrder.blockSize, count)
-            // In spatial order, as geoattrctl lookup --batch does: the index pages one lookup
-            // reads are in cache for the next.
-            for index in SpatialOrder.indices(count: end - start, point: { (latitudes[start + $0], longitudes[start + $0]) }) {
-                let point = start + Int(index)
+        // In spatial order, as geoattrctl lookup --batch does: the index pages one lookup reads
+        // are in cache for the next.
+        for (range, order) in SpatialOrder.blocks(count: count, point: { (latitudes[$0], longitudes[$0]) }) {
+            for index in order {
+                let point = range.lowerBound + Int(index)
                 places[Int(index)] = reader.place(latitude: latitudes[point], longitude: longitudes[point])
             }
-            for place in places[0..<(end - start)] {
+            for place in places[0..<range.count] {
                 for (column, attribute) in PlaceAttribute.allCases.enumerated() {
                     guard columns[column].append(attribute.value(in: place)) else { return nil }
                 }

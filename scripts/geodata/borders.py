@@ -7,6 +7,8 @@ opens between neighbours. A vertex of one zone only lies on the outer line of th
 (or a shore with no neighbour): there a metre-level line buys nothing, so those runs are simplified
 (Douglas-Peucker, their end vertices fixed on the shared border) to SEA_LINE_METERS.
 """
+import functools
+
 import numpy as np
 import shapely
 
@@ -99,9 +101,10 @@ def zone_polygons(zone_country):
         yield zone, out, (before, after, shared_count)
 
 
+@functools.cache
 def data_source():
     """The border release (timezone-boundary-builder's, as the data states it) and the version of
-    the package that carries it."""
+    the package that carries it (read once: the export's stamp and its sources line both ask)."""
     from importlib.metadata import version
 
     from timezonefinder import TimezoneFinder
