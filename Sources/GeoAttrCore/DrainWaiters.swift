@@ -61,12 +61,18 @@ public final class DrainWaiters: Sendable {
 
     /// Wakes every waiter: called when the owner may have drained.
     public func wakeAll() {
-        // Those not registered yet find no entry, and return at once.
-        let waiting = state.withLock { state in
-            defer { state.waiters.removeAll() }
-            return Array(state.waiters.values)
+        // A waiter not registered yet keeps its entry: it checks the condition once registered,
+        // so a wake from an earlier drain (the last write before the one it waits for) does not
+        // end its wait while the condition does not hold.
+        let woken = state.withLock { state in
+            var woken: [CheckedContinuation<Void, Never>] = []
+            for case (let id, .waiting(let continuation)) in state.waiters {
+                woken.append(continuation)
+                state.waiters[id] = nil
+            }
+            return woken
         }
-        for case .waiting(let continuation) in waiting { continuation.resume() }
+        for continuation in woken { continuation.resume() }
     }
 
     private func register(_ id: Int, _ continuation: CheckedContinuation<Void, Never>) {
