@@ -21,10 +21,12 @@
 # process also exits at once (non-zero), so the test that started it fails as well.
 # Extra sanitizer options can be given in TSAN_OPTIONS / ASAN_OPTIONS: they come last and win.
 #
-# ThreadSanitizer runs preload scripts/tsan-mutex-annotations.c, which makes the toolchain's
-# Synchronization.Mutex visible to TSan when it is contended (see that file), and suppresses the
-# one hand-off in the Swift concurrency runtime it cannot see, matched by the continuation's
-# resume functions (scripts/tsan.supp, with the reason). GEOATTR_TEST_TIME_SCALE (3 unless set) makes gpsfake replay tracks that much
+# ThreadSanitizer runs preload two annotation files, each explaining itself:
+# scripts/tsan-mutex-annotations.c makes the toolchain's Synchronization.Mutex visible to TSan
+# when it is contended, and scripts/tsan-continuation-annotations.c a continuation resumed
+# before its task suspended; scripts/tsan-handoff-check.swift checks the latter against the
+# toolchain before the suite runs. scripts/tsan.supp suppresses the same runtime hand-off where
+# it shows inside the continuation's resume functions (with the reason). GEOATTR_TEST_TIME_SCALE (3 unless set) makes gpsfake replay tracks that much
 # slower, as the instrumented runner and daemons are (Tests/TestSupport/TestTiming.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,12 +66,34 @@ case "$sanitizer" in
         ;;
 esac
 
+# The preloaded annotations must fit this toolchain's runtime: a hand-off through a continuation
+# is silent, a write after it is reported (scripts/tsan-handoff-check.swift).
+check_handoff() {
+    local check="$PWD/$scratch/tsan-handoff-check" logs
+    swiftc -swift-version 6 -O -sanitize=thread -o "$check" scripts/tsan-handoff-check.swift
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/geoattrd-tsan-check.XXXXXX")
+    LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$logs/handoff" "$check" 20000 >/dev/null || true
+    if [ -n "$(find "$logs" -type f)" ]; then
+        cat "$logs"/* >&2
+        echo "sanitize: a continuation hand-off is reported with the annotations preloaded: scripts/tsan-continuation-annotations.c does not fit this toolchain" >&2
+        exit 1
+    fi
+    LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$logs/race" "$check" 2000 write-after-resume >/dev/null || true
+    if [ -z "$(find "$logs" -type f)" ]; then
+        echo "sanitize: a write after a continuation's resume is not reported: the annotations hide races" >&2
+        exit 1
+    fi
+    rm -rf "$logs"
+    echo "sanitize: continuation hand-off check passed" >&2
+}
+
 started=$SECONDS
 swift build --build-tests --scratch-path "$scratch" --sanitize="$sanitizer"
 preload=
 if [ "$sanitizer" = thread ]; then
-    preload="$PWD/$scratch/tsan-mutex-annotations.so"
-    clang -shared -fPIC -O2 -Wall -Werror -o "$preload" scripts/tsan-mutex-annotations.c -ldl
+    preload="$PWD/$scratch/tsan-annotations.so"
+    clang -shared -fPIC -O2 -Wall -Werror -o "$preload" \
+        scripts/tsan-mutex-annotations.c scripts/tsan-continuation-annotations.c -ldl
     synchronization="$(dirname "$(command -v swift)")/../lib/swift/linux/libswiftSynchronization.so"
     exported=$(nm -D --defined-only "$synchronization" || true)
     for symbol in '$s15Synchronization12_MutexHandleV9_lockSlowyys6UInt32VF' '$s15Synchronization12_MutexHandleV11_unlockSlowyyF'; do
@@ -77,6 +101,7 @@ if [ "$sanitizer" = thread ]; then
             echo "sanitize: warning: $synchronization has no $symbol: Mutex is not annotated for TSan (scripts/tsan-mutex-annotations.c)" >&2
         fi
     done
+    check_handoff
 fi
 export GEOATTR_TEST_TIME_SCALE=${GEOATTR_TEST_TIME_SCALE:-3}
 echo "sanitize: build $((SECONDS - started)) s" >&2
