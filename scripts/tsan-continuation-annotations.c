@@ -12,16 +12,19 @@
  * (swiftlang/swift#57803; toolchain 6.3.1's runtime still has both fast paths unannotated).
  *
  * So this interposes swift_continuation_await, for ThreadSanitizer runs only (scripts/sanitize.sh
- * preloads it): unless the continuation forces an executor switch (that path goes through
- * swift_task_switch, whose enqueue TSan sees), it swaps the context's ResumeParent for
- * acquireThenResume, which only the fast paths call; the slow path resumes through the task's
- * ResumeTask, copied from ResumeParent by swift_continuation_init before the await. That
- * function tells TSan `acquire(task)`, the address the runtime released, puts the original
+ * preloads it): unless the continuation forces an executor switch, it swaps the context's
+ * ResumeParent for acquireThenResume, which only the fast paths call; the slow path resumes
+ * through the task's ResumeTask, copied from ResumeParent by swift_continuation_init before the
+ * await. That function tells TSan `acquire(task)`, the address the runtime released, puts the original
  * ResumeParent back and goes on to it. It suppresses nothing: a write after the resume is still
  * reported (scripts/tsan-handoff-check.swift shows both; scripts/sanitize.sh runs it first).
+ * A forced switch is left unannotated: the runtime hands ResumeParent to swift_task_switch,
+ * which may run it later on another thread, where the one awaited last is another's. Its
+ * enqueue is annotated; a switch it can make at once is not (no such continuation has been
+ * reported).
  *
  * The layout is the runtime's ContinuationAsyncContext: Parent, ResumeParent, Flags (bit 1:
- * executor switch forced), AwaitSynchronization. The runtime's swift_continuation_await takes the
+ * executor switch forced). The runtime's swift_continuation_await takes the
  * context as its first ordinary argument and calls ResumeParent with it in the async-context
  * register. If a toolchain changes either, that check fails before any test runs.
  */
