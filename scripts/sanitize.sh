@@ -26,8 +26,10 @@
 # when it is contended, and scripts/tsan-continuation-annotations.c a continuation resumed
 # before its task suspended; scripts/tsan-handoff-check.swift checks the latter against the
 # toolchain before the suite runs. scripts/tsan.supp suppresses the same runtime hand-off where
-# it shows inside the continuation's resume functions (with the reason). GEOATTR_TEST_TIME_SCALE (3 unless set) makes gpsfake replay tracks that much
-# slower, as the instrumented runner and daemons are (Tests/TestSupport/TestTiming.swift).
+# it shows inside the continuation's resume functions (with the reason).
+#
+# GEOATTR_TEST_TIME_SCALE (3 unless set) makes gpsfake replay tracks that much slower, as the
+# instrumented runner and daemons are (Tests/TestSupport/TestTiming.swift).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,14 +74,19 @@ check_handoff() {
     local check="$PWD/$scratch/tsan-handoff-check" logs
     swiftc -swift-version 6 -O -sanitize=thread -o "$check" scripts/tsan-handoff-check.swift
     logs=$(mktemp -d "${TMPDIR:-/tmp}/geoattrd-tsan-check.XXXXXX")
-    LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$logs/handoff" "$check" 20000 >/dev/null || true
-    if [ -n "$(find "$logs" -type f)" ]; then
+    # NAME ARGUMENTS...: runs the check without the suite's suppressions; prints its report files.
+    reports_of() {
+        local name=$1
+        shift
+        LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$logs/$name" "$check" "$@" >/dev/null || true
+        find "$logs" -type f -name "$name.*"
+    }
+    if [ -n "$(reports_of handoff 20000)" ]; then
         cat "$logs"/* >&2
         echo "sanitize: a continuation hand-off is reported with the annotations preloaded: scripts/tsan-continuation-annotations.c does not fit this toolchain" >&2
         exit 1
     fi
-    LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$logs/race" "$check" 2000 write-after-resume >/dev/null || true
-    if [ -z "$(find "$logs" -type f)" ]; then
+    if [ -z "$(reports_of race 2000 write-after-resume)" ]; then
         echo "sanitize: a write after a continuation's resume is not reported: the annotations hide races" >&2
         exit 1
     fi
