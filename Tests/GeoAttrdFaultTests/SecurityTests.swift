@@ -80,9 +80,11 @@ struct SecurityTests {
     func socketStagingIgnoresPlantedSymlinks() async throws {
         let directory = try TemporaryDirectory(prefix: "geoattrd-sec")
         let decoys = try TemporaryDirectory(prefix: "decoy")
-        let lastText = try String(contentsOfFile: "/proc/sys/kernel/ns_last_pid", encoding: .utf8)
-        let last = try #require(Int32(lastText.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let pids = (last + 1)...(last + 200)
+        let last = try #require(Self.kernelNumber("ns_last_pid"))
+        let pidMax = try #require(Self.kernelNumber("pid_max"))
+        // The kernel hands out the pids after the last one and, at pid_max, starts again at 300
+        // (RESERVED_PIDS) on a machine that has used that many.
+        let pids = (1...200).map { step in last + step < pidMax ? last + step : 300 + (last + step - pidMax) }
         for pid in pids {
             let target = decoys.file("d-\(pid)")
             try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false)
@@ -93,13 +95,19 @@ struct SecurityTests {
         let removed = pids.filter { access(decoys.file("d-\($0)/s"), F_OK) != 0 }
         #expect(removed.isEmpty, "files removed through planted staging links, pids \(removed) (geoattrd is pid \(daemon.process.pid))")
         #expect(outcome == .started, "geoattrd \(outcome) with links at the old staging names: \(daemon.logTail())")
-        #expect(pids.contains(daemon.process.pid), "geoattrd got pid \(daemon.process.pid), outside the planted \(pids): nothing was tested")
+        #expect(pids.contains(daemon.process.pid), "geoattrd got pid \(daemon.process.pid), outside the planted \(pids.first ?? 0) ... \(pids.last ?? 0): nothing was tested")
         if outcome == .started {
             let answered = (try? await GeoAttrClient(socketPath: daemon.socketPath, timeout: .seconds(5)).status()) != nil
             #expect(answered, "geoattrd does not answer on its socket")
         }
         await daemon.stop(grace: .seconds(5))
         withExtendedLifetime(decoys) {}
+    }
+
+    /// A number from /proc/sys/kernel.
+    static func kernelNumber(_ name: String) -> Int32? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/\(name)", encoding: .utf8))
+            .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }
 
     // MARK: Reads of files that are not regular files
