@@ -123,7 +123,7 @@ struct SecurityTests {
         #expect(answered, "no answer on the socket 8 s after the start with a FIFO as the state file: \(daemon.logTail())")
         #expect(daemon.count("state file refused") > 0, "no refusal of the FIFO logged: \(daemon.logTail())")
         let status = await daemon.stop(grace: .seconds(5))
-        if answered { #expect(status == 0, "exit status \(status.map(String.init) ?? "killed")") }
+        if answered { #expect(status == 0, "exit status \(status.map(String.init) ?? "killed, 5 s after SIGTERM"): \(daemon.logTail())") }
     }
 
     @Test("the state file replaced by a FIFO while running: SIGTERM still ends the daemon cleanly within 5 s")
