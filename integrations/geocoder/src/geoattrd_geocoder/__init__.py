@@ -10,4 +10,4 @@ geoattrd, from the same index, on Apache Arrow batches, in Apache Spark and in D
 from .geocoder import Geocoder, IndexRefused
 
 __all__ = ["Geocoder", "IndexRefused"]
-__version__ = "0.4.0"
+__version__ = "0.5.0"
