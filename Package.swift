@@ -51,6 +51,12 @@ let package = Package(
         ),
         // libyaml's event parser as a flat C view (see Sources/CYAML/include/CYAML.h).
         .target(name: "CYAML", dependencies: ["CLibYAML"]),
+        // The arguments glibc passes to the executable's constructors (argc, argv): the one C shim that
+        // knows glibc's .init_array call and nothing else.
+        .target(name: "CProgramArguments"),
+        // The arguments a tool parses, read without /proc, or exit 70 when there are none. Knows the
+        // C shim and the C library only.
+        .target(name: "ProgramArguments", dependencies: ["CProgramArguments"]),
         // Whole writes to a descriptor (again after EINTR and short writes), crash-safe replacement of
         // a file and the temporary names it uses. Stdlib + Glibc only: the lowest layer, under the
         // geocoder's builder and the daemon's plumbing alike.
@@ -212,6 +218,7 @@ let package = Package(
                 "GeoAttrSystemd",
                 "GeoAttrServer",
                 "GeoIndex",
+                "ProgramArguments",
                 "SystemWrites",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -233,6 +240,7 @@ let package = Package(
                 "GeoAttrLinux",
                 "GeoAttrModel",
                 "GeoAttrSettings",
+                "ProgramArguments",
                 "SystemWrites",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

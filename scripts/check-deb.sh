@@ -28,6 +28,12 @@ for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geo
     ./etc/geoattrd/geoattrd.yaml ./usr/share/geoattrd/; do
     grep -q " $path\$" <<<"$contents" || { echo "check-deb: $path is missing" >&2; exit 1; }
 done
+# What is linked in, and the notices its licences require.
+copyright=$(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/doc/geoattrd/copyright)
+for notice in 'libgps (from' 'libyaml (from' 'Runtime Library Exception' '==== swift-nio ===='; do
+    grep -qF "$notice" <<<"$copyright" || { echo "check-deb: /usr/share/doc/geoattrd/copyright lacks $notice" >&2; exit 1; }
+done
+echo "/usr/share/doc/geoattrd/copyright: $(grep -c '^==== ' <<<"$copyright") components; Static-Built-Using: $(dpkg-deb -f "$deb" Static-Built-Using)"
 ! grep -q ' ./usr/share/geoattrd/world.gidx$' <<<"$contents" || { echo "check-deb: geoattrd carries the world index" >&2; exit 1; }
 # The documentation, as the tree lays it out, uncompressed and readable by all: README.md,
 # CHANGELOG.md, docs/ (the documents and the OpenAPI document) and every example.

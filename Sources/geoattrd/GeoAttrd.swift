@@ -34,8 +34,9 @@ struct GeoAttrd: AsyncParsableCommand {
             reload` sends it and waits for the answer), SIGTSTP means \
             background, SIGCONT foreground, SIGTERM/SIGINT stop gracefully.
 
-            Exit codes: 0 stopped cleanly; 64 invalid arguments; 78 invalid configuration (one line \
-            on stderr names the key); 1 any other failure.
+            Exit codes: 0 stopped cleanly; 64 invalid arguments; 70 no arguments reached the program, \
+            not even its name; 78 invalid configuration (one line on stderr names the key); 1 any other \
+            failure.
             """,
         version: "\(ProductVersion.number) (index format \(IndexFormat.version))"
     )

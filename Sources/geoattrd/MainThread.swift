@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import ProgramArguments
 
 /// The process's entry point. Swift's own entry for an async `main` hands the main thread to
 /// `dispatch_main`, which ends it with `pthread_exit`; glibc then unwinds the thread's stack,
@@ -9,9 +10,11 @@ import Dispatch
 @main
 enum MainThread {
     static func main() {
+        // Read before anything else runs: without them the daemon would start with its defaults.
+        let arguments = ProgramArguments.orExit(tool: "geoattrd")
         let finished = DispatchSemaphore(value: 0)
         Task.detached {
-            await GeoAttrd.main()
+            await GeoAttrd.main(arguments)
             finished.signal()
         }
         finished.wait()
