@@ -131,9 +131,9 @@ else
     bash scripts/arm64/toolchain.sh >&2
     static_pkgconfig "$arm64_sysroot/usr/lib/aarch64-linux-gnu/pkgconfig" "$arm64_cache/static-pkgconfig" \
         "$arm64_sysroot/usr/lib/aarch64-linux-gnu" in_chroot -- llvm-objcopy
-    export GEOATTRD_PKG_CONFIG_PATH=$arm64_cache/static-pkgconfig
     rm -f "$scratch/release/geoattrd" "$scratch/release/geoattrctl"
-    cross_build=(bash scripts/arm64/swift-build.sh -c release "${link[@]}" --scratch-path "$scratch")
+    # Not GEOATTRD_*: geoattrd reads those as configuration, and install.sh runs it.
+    cross_build=(env ARM64_PKG_CONFIG_PATH="$arm64_cache/static-pkgconfig" bash scripts/arm64/swift-build.sh -c release "${link[@]}" --scratch-path "$scratch")
     # The daemon cannot be profiled here (the tracer is amd64's, and qemu-user has no ptrace): its
     # layout is the amd64 build's, when this tree has one, for lld (--symbol-ordering-file, by
     # symbol: lld has no --section-ordering-file). The functions the daemon runs are mostly the

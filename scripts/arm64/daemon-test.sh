@@ -14,9 +14,10 @@
 # rules (qemu-user 7.2 answers SO_PEERGROUPS with a 4-byte buffer). One PASS or FAIL line per
 # check and a summary; exit 1 on any failure.
 #   scripts/arm64/daemon-test.sh ARM64_BIN_DIR NATIVE_BIN_DIR INDEX
-# Each BIN_DIR holds geoattrd and geoattrctl. The arm64 ones run as
-# qemu-aarch64-static -L $arm64_sysroot (scripts/arm64/common.sh). Emulation is not the device:
-# the timings are for the record, not a figure of the product.
+# Each BIN_DIR holds geoattrd and geoattrctl. The arm64 ones run as qemu-aarch64-static -L SYSROOT,
+# SYSROOT being GEOATTRD_ARM64_SYSROOT, by default the Debian 12 one ($arm64_sysroot,
+# scripts/arm64/common.sh); test.sh runs this again with Debian 13's (sysroot-trixie.sh).
+# Emulation is not the device: the timings are for the record, not a figure of the product.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/arm64/common.sh
@@ -29,6 +30,11 @@ for needed in "$arm_dir/geoattrd" "$native_dir/geoattrd" "$native_dir/geoattrctl
     [ -x "$needed" ] || { echo "daemon-test: no executable $needed" >&2; exit 64; }
 done
 [ -f "$index" ] || { echo "daemon-test: no index $index" >&2; exit 64; }
+sysroot=${GEOATTRD_ARM64_SYSROOT:-$arm64_sysroot}
+[ -e "$sysroot/lib/ld-linux-aarch64.so.1" ] || { echo "daemon-test: $sysroot has no lib/ld-linux-aarch64.so.1" >&2; exit 64; }
+# geoattrd takes GEOATTRD_* variables as configuration and refuses a key it does not know, and
+# geoattrctl reads some: the test's own settings (GEOATTRD_ARM64_*) stay out of their environment.
+while read -r variable; do unset "$variable"; done < <(compgen -e | grep '^GEOATTRD_' || true)
 for tool in qemu-aarch64-static gpsfake gpspipe curl ss setsid; do
     command -v "$tool" >/dev/null || { echo "daemon-test: $tool is missing (qemu-user-static, gpsd-clients, curl, iproute2)" >&2; exit 1; }
 done
@@ -147,7 +153,7 @@ start_daemon() {
     local build=$1 command
     dir=$2 sock=$2/geoattrd.sock
     command=("$native_dir/geoattrd")
-    [ "$build" = native ] || command=(qemu-aarch64-static -L "$arm64_sysroot" "$arm_dir/geoattrd")
+    [ "$build" = native ] || command=(qemu-aarch64-static -L "$sysroot" "$arm_dir/geoattrd")
     daemon_started=$(now_us)
     "${command[@]}" --config "$dir/geoattrd.yaml" >>"$dir/log" 2>&1 &
     daemon_pid=$!
@@ -360,6 +366,8 @@ on_exit() {
 trap on_exit EXIT
 trap 'exit 130' INT TERM
 
+# Which C library the arm64 daemon runs on, in its own words.
+echo "daemon-test: arm64 geoattrd under qemu-aarch64-static -L $sysroot: $(qemu-aarch64-static -L "$sysroot" "$sysroot/lib/aarch64-linux-gnu/libc.so.6" | head -n 1)"
 start_gpsd
 time_first_fixes
 check_curl_matches_get

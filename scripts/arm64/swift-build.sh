@@ -49,10 +49,10 @@ esac
 mkdir -p "$scratch"
 
 # libgps and libyaml through pkg-config, from the sysroot: without these SwiftPM finds no .pc
-# files, says so as a warning, and the link fails later. GEOATTRD_PKG_CONFIG_PATH, a directory
+# files, says so as a warning, and the link fails later. ARM64_PKG_CONFIG_PATH, a directory
 # under the cache, comes first (make-deb.sh's static link: scripts/lib/static-pkgconfig.sh).
 in_chroot "${binds[@]}" -- \
     PKG_CONFIG_SYSROOT_DIR="$arm64_sysroot" \
-    PKG_CONFIG_PATH="${GEOATTRD_PKG_CONFIG_PATH:+$GEOATTRD_PKG_CONFIG_PATH:}$arm64_sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$arm64_sysroot/usr/share/pkgconfig" \
+    PKG_CONFIG_PATH="${ARM64_PKG_CONFIG_PATH:+$ARM64_PKG_CONFIG_PATH:}$arm64_sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$arm64_sysroot/usr/share/pkgconfig" \
     swift build --package-path "$PWD" --swift-sdks-path "$arm64_sdk" --swift-sdk "$sdk_name" \
     "${arguments[@]}"
