@@ -13,6 +13,8 @@
 #   - the arm64 package's dependencies resolve against that release's arm64 archive (apt with
 #     state of its own, -o APT::Architecture=arm64, apt-get -s install);
 #   - a key rotation through the keyring package (scripts/lib/apt-repo-test.sh, rotation_check).
+# Then, when both releases ran: the bookworm tree upgraded in place to trixie (the suites changed,
+# apt full-upgrade) keeps a geoattrd that answers and takes a fix from trixie's gpsd.
 # Also: README.md and docs/operating.md give the same sources entry.
 #   sudo bash scripts/debian-install-test.sh REPO [RELEASE ...]     (default: bookworm trixie)
 # Needs root and Debian's archive. The trees are built once (about 2 minutes each) and kept in
@@ -199,6 +201,46 @@ for release in "${releases[@]}"; do
     rotation_check "$release"
     timed "$release: key rotation"
 done
+
+# --- Debian 12 upgraded in place to 13 ---------------------------------------------------------
+# The bookworm tree, with geoattrd from the repository, moved to trixie as Debian's release notes
+# say (the suites changed, then apt full-upgrade): geoattrd stays installed, answers, and takes a
+# fix from the gpsd 3.25 the upgrade brings. The downloaded packages are kept for the next run.
+if [[ " ${releases[*]} " == *" bookworm "* && " ${releases[*]} " == *" trixie "* && -d $work/bookworm/root/usr/bin ]]; then
+    echo "== bookworm upgraded to trixie" >&2
+    part_start=$SECONDS
+    root=$work/bookworm/root
+    mkdir -p "$cache/upgrade-archives/partial"
+    mount --bind "$cache/upgrade-archives" "$root/var/cache/apt/archives"
+    mounted+=("$root/var/cache/apt/archives")
+    sed -i 's/\bbookworm\b/trixie/g' "$root/etc/apt/sources.list"
+    if in_tree "$root" apt-get update >"$work/upgrade.update" 2>&1 &&
+        in_tree "$root" apt-get full-upgrade -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+            >"$work/upgrade.log" 2>&1 </dev/null; then
+        have=$(chroot "$root" dpkg-query -W -f '${Version} ${db:Status-Status}' geoattrd 2>/dev/null || true)
+        debian=$(cat "$root/etc/debian_version")
+        gpsd_version=$(chroot "$root" dpkg-query -W -f '${Version}' gpsd)
+        answer=$(in_tree "$root" geoattrctl lookup 48.8566,2.3522 2>&1 || true)
+        # gpsd-clients of trixie: its gpsfake goes with trixie's python3-gps.
+        rm -rf "$root/root/daemon" && mkdir -p "$root/root/daemon"
+        cp share/tracks/demo.nmea "$root/root/daemon/demo.nmea"
+        cp scripts/lib/apt-repo-daemon.sh "$root/root/daemon/run.sh"
+        gps_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        if [ "$have" = "${offered[geoattrd]:-?} installed" ] && grep -qF '"geo.region.iso_code":"FR-IDF"' <<<"$answer" &&
+            in_tree "$root" sh -ec 'cd /root/daemon && apt-get download -qq gpsd-clients >/dev/null &&
+                dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake && rm gpsd-clients_*.deb' &&
+            in_tree "$root" bash /root/daemon/run.sh "$gps_port" >"$work/upgrade.daemon" 2>&1; then
+            pass "bookworm upgraded in place to trixie (Debian $debian, gpsd $gpsd_version): geoattrd $have, answers, serves FR-IDF"
+        else
+            fail "bookworm upgraded in place to trixie (Debian $debian): geoattrd ${have:-missing}; lookup: $answer"
+            tail -n 20 "$work/upgrade.daemon" 2>/dev/null || true
+        fi
+    else
+        fail "bookworm upgraded in place to trixie: apt-get update or full-upgrade failed"
+        grep -E '^(E|W):' "$work/upgrade.update" "$work/upgrade.log" || tail -n 20 "$work/upgrade.log"
+    fi
+    timed "bookworm upgraded to trixie"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

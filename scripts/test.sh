@@ -37,6 +37,13 @@ bash scripts/check-units.sh
 swift test --skip GeoIndexTests --skip GeoAttrdFaultTests
 swift test --filter GeoIndexTests
 
+# The fix engine against Debian 13's gpsd 3.25 too, on the same build: GeoAttrGPSDTests
+# (GPSDFixSourceTests, FirstReportTests, and the evaluator's and shim's own tests) and
+# FixCommandTests run a second time with trixie's gpsfake and gpsd (a cached tree, chrooted);
+# a gpsd of another release fails each start.
+bash scripts/gpsfake-trixie.sh --prepare
+GEOATTRD_GPSFAKE="bash scripts/gpsfake-trixie.sh" GEOATTRD_GPSD_RELEASE=3.25 swift test --skip-build --filter GeoAttrGPSDTests --filter FixCommandTests
+
 # The Python OpenTelemetry integration against the daemon just built, with the newest and the
 # oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
 bash integrations/python/test.sh

@@ -125,18 +125,54 @@ struct FirstReportTests {
         }
     }
 
-    @Test("a 5 km estimate is an estimate: refused, not taken as unknown")
+    @Test("a 5 km estimate from the DOP is an estimate: refused, not taken as unknown (gpsd 3.22; 3.25 drops that DOP)")
     func fiveKilometreEstimateIsRefused() async throws {
         let vague = NMEATrack.Epoch(latitude: Self.place.latitude, longitude: Self.place.longitude, mode: 3, hdop: 263.2)  // 5000.8 m
         try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(vague, 60)).render(), cycle: 0.05) { gpsfake in
             let log = RecordedLog()
             let result = await attempt(source(gpsfake, log: log) { $0.timeout = .seconds(3) })
+            if gpsfake.gpsdIsAtLeast(3, 25) {
+                // gpsd 3.25 ignores an NMEA DOP of 99 or more (as it does the 99.99 that means none):
+                // its reports carry no estimate until it has computed a DOP of its own from the
+                // satellites in view (HDOP 1.53 for this track's GSV: 29.098 m). The fix carries
+                // that estimate, or none when two reports without one came first.
+                let reports = positionReports(log)
+                guard case .success(let fix) = result else {
+                    Issue.record("gpsd \(gpsfake.gpsdRelease): expected a fix, got \(result); reports \(reports.prefix(5))")
+                    return
+                }
+                #expect(!reports.isEmpty && reports.allSatisfy { $0.errorMeters.map { abs($0 - 29.098) < 0.001 } ?? true }, "reports \(reports.prefix(5))")
+                #expect(fix.horizontalErrorMeters.map { abs($0 - 29.098) < 0.001 } ?? true, "error \(String(describing: fix.horizontalErrorMeters))")
+                return
+            }
             guard case .failure(.noFix(_, let reports, let best)) = result else {
                 Issue.record("expected no fix, got \(result); reports \(positionReports(log).prefix(5))")
                 return
             }
             #expect(reports > 0)
             #expect((best ?? 0) > 4_900, "best error \(String(describing: best))")
+        }
+    }
+
+    @Test("a receiver's own 5 km estimate (SiRF EPE): refused, not taken as unknown, by gpsd 3.22 and 3.25 alike")
+    func receiversOwnFiveKilometreEstimateIsRefused() async throws {
+        // $PSRFEPE's horizontal error reaches the report as eph unchanged, whatever the DOP (an
+        // ordinary 1.2 here): through gpsd 3.25 the way an NMEA receiver's estimate can exceed
+        // 99 x 19 m.
+        let vague = NMEATrack.Epoch(latitude: Self.place.latitude, longitude: Self.place.longitude, mode: 3).with {
+            $0.epe = (horizontal: 5000.8, vertical: 6500)
+        }
+        try await GPSFake.run(nmea: NMEATrack(epochs: NMEATrack.repeating(vague, 60)).render(), cycle: 0.05) { gpsfake in
+            let log = RecordedLog()
+            let result = await attempt(source(gpsfake, log: log) { $0.timeout = .seconds(3) })
+            let seen = positionReports(log)
+            guard case .failure(.noFix(_, let reports, let best)) = result else {
+                Issue.record("gpsd \(gpsfake.gpsdRelease): expected no fix, got \(result); reports \(seen.prefix(5))")
+                return
+            }
+            #expect(reports > 0)
+            #expect(seen.allSatisfy { $0.errorMeters == 5000.8 }, "gpsd \(gpsfake.gpsdRelease): reports \(seen.prefix(5))")
+            #expect(best == 5000.8, "best error \(String(describing: best))")
         }
     }
 }

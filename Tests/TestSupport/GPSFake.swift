@@ -14,12 +14,31 @@ import Darwin
 /// own session and is killed with its whole process group when stopped or released. gpsfake
 /// runs in pipe mode (`-p`): its own watcher makes gpsd read the log at once, it exits by itself
 /// at the end of the log, and its standard output is everything gpsd emitted.
+///
+/// The command is `gpsfake` from the PATH, or the one in GEOATTRD_GPSFAKE (words separated by
+/// spaces; gpsfake's arguments follow them): a launcher that runs another release's gpsfake and
+/// gpsd must `exec` it, so that the process and its group are gpsfake's. GEOATTRD_GPSD_RELEASE,
+/// when set, is the gpsd release every start must meet (a run meant for another gpsd that
+/// quietly used the host's would prove nothing).
 public final class GPSFake: Sendable {
+    /// The variable that names the gpsfake command.
+    public static let commandVariable = "GEOATTRD_GPSFAKE"
+    /// The variable that names the gpsd release the tests expect ("3.25").
+    public static let releaseVariable = "GEOATTRD_GPSD_RELEASE"
+
+    /// The gpsfake command: GEOATTRD_GPSFAKE split on spaces, else `gpsfake`.
+    public static var command: [String] {
+        let words = (ProcessInfo.processInfo.environment[commandVariable] ?? "").split(separator: " ").map(String.init)
+        return words.isEmpty ? ["gpsfake"] : words
+    }
+
     public struct StartError: Error, CustomStringConvertible {
         public var description: String
     }
 
     public let port: UInt16
+    /// gpsd's release, from the VERSION object it greets each client with ("3.22", "3.25").
+    public let gpsdRelease: String
     public let directory: TemporaryDirectory
     public let process: ChildProcess
     /// gpsfake's and gpsd's standard error, line by line with arrival times.
@@ -64,16 +83,23 @@ public final class GPSFake: Sendable {
             var environment = ProcessInfo.processInfo.environment
             environment["TMPDIR"] = directory.path
             let log = try LineRecorder()
+            let command = Self.command
             let process = try ChildProcess(
-                executable: "gpsfake",
-                arguments: arguments,
+                executable: command[0],
+                arguments: command.dropFirst() + arguments,
                 environment: environment,
                 stdoutPath: directory.file("gpsfake.out"),
                 stderrFD: log.writeFD
             )
             log.closeWriteEnd()
-            if await Self.waitUntilListening(port: port, process: process, log: log, timeout: readyTimeout) {
+            if let release = await Self.waitUntilListening(port: port, process: process, log: log, timeout: readyTimeout) {
+                if let expected = ProcessInfo.processInfo.environment[Self.releaseVariable], !expected.isEmpty, release != expected {
+                    process.signalGroup(SIGKILL)
+                    await process.waitAsync(timeout: .seconds(5))
+                    throw StartError(description: "gpsd \(release) answered (\(command.joined(separator: " "))); \(Self.releaseVariable) asks for \(expected)")
+                }
                 self.port = port
+                self.gpsdRelease = release
                 self.directory = directory
                 self.process = process
                 self.log = log
@@ -93,22 +119,28 @@ public final class GPSFake: Sendable {
     /// 111]") while the gpsd it started may keep listening with no receiver behind it; a refused
     /// control connection is ignored by gpsfake, and gpsd then has no device at all. Either way a
     /// listening port alone would pass for ready: such a start fails here (the latter only at
-    /// `timeout`: a device may also just not be added yet) and is retried.
-    private static func waitUntilListening(port: UInt16, process: ChildProcess, log: LineRecorder, timeout: Duration) async -> Bool {
+    /// `timeout`: a device may also just not be added yet) and is retried. Returns gpsd's
+    /// release once ready, `nil` otherwise.
+    private static func waitUntilListening(port: UInt16, process: ChildProcess, log: LineRecorder, timeout: Duration) async -> String? {
         var failed = false
+        var release: String?
         let ready = await eventually(timeout: timeout, interval: .milliseconds(20)) {
             // gpsfake adds its device, and waits for gpsd's answer, before it connects its watcher.
-            if Loopback.hasEstablishedClient(port: port), gpsdListsADevice(port: port) { return true }
+            if Loopback.hasEstablishedClient(port: port), let answer = gpsdListsADevice(port: port), answer.hasDevice {
+                release = answer.release
+                return true
+            }
             failed = !process.isRunning || log.text.contains("Address already in use") || log.text.contains("socket error")
             return failed
         }
-        return ready && !failed
+        return ready && !failed ? release : nil
     }
 
     /// Asks gpsd on `port` for its devices (`?DEVICES;`): whether it answers, within a second,
-    /// with at least one.
-    private static func gpsdListsADevice(port: UInt16) -> Bool {
+    /// with at least one, and the release its VERSION greeting named.
+    private static func gpsdListsADevice(port: UInt16) -> (hasDevice: Bool, release: String)? {
         var answer: Bool?
+        var release = "unknown"
         _ = Loopback.withLoopbackSocket(port: port) { fd, address, length in
             let request = Array("?DEVICES;\n".utf8)
             guard connect(fd, address, length) == 0, write(fd, request, request.count) == request.count else { return false }
@@ -124,13 +156,28 @@ public final class GPSFake: Sendable {
                 received += buffer[..<n]
                 // Complete lines only (split as bytes: "\r\n" is one Character): {"class":"DEVICES","devices":[...]}
                 let lines = received.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+                if let version = lines.first(where: { $0.contains(#""class":"VERSION""#) }) {
+                    release = Self.release(inVersion: version) ?? release
+                }
                 if let devices = lines.first(where: { $0.contains(#""class":"DEVICES""#) }) {
                     answer = devices.contains(#""path":"#)
                 }
             }
             return true
         }
-        return answer ?? false
+        return answer.map { ($0, release) }
+    }
+
+    /// The `release` of a VERSION object: `{"class":"VERSION","release":"3.25",...}`.
+    static func release(inVersion line: String) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        return object["release"] as? String
+    }
+
+    /// Whether gpsd is release `major.minor` or later (releases compare numerically: 3.25 > 3.3).
+    public func gpsdIsAtLeast(_ major: Int, _ minor: Int) -> Bool {
+        let parts = gpsdRelease.split(separator: ".").map { Int($0.prefix { $0.isNumber }) ?? 0 }
+        return (parts.first ?? 0, parts.dropFirst().first ?? 0) >= (major, minor)
     }
 
     /// Runs `body` with a started gpsfake and stops it afterwards, also when `body` throws.
@@ -186,8 +233,21 @@ public final class GPSFake: Sendable {
 
     /// The TPV reports gpsd sent to `client` (from its watch request on; gpsd's debug level 4).
     public func reportsSent(to client: Client) -> [String] {
-        let prefix = "=> client(\(client.number)): {\"class\":\"TPV\""
-        return log.all.dropFirst(client.watchLine.index).map(\.text).filter { $0.contains(prefix) }
+        log.all.dropFirst(client.watchLine.index).map(\.text).filter {
+            Self.textSent(to: client, in: $0)?.hasPrefix("{\"class\":\"TPV\"") == true
+        }
+    }
+
+    /// What a debug line (level 4) says gpsd wrote to `client`, or `nil` for any other line.
+    /// gpsd 3.22 logs `=> client(N): TEXT`, gpsd 3.25 `=> client(N) len L: TEXT`.
+    public static func textSent(to client: Client, in line: String) -> Substring? {
+        guard let marker = line.range(of: "=> client(\(client.number))") else { return nil }
+        var rest = line[marker.upperBound...]
+        if rest.hasPrefix(" len ") {
+            rest = rest.dropFirst(5).drop { $0.isNumber }
+        }
+        guard rest.hasPrefix(": ") else { return nil }
+        return rest.dropFirst(2)
     }
 
     /// Waits for gpsd to log that `client` hung up ("eof read", a failed write when the client

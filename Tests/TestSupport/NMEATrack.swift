@@ -27,6 +27,10 @@ public struct NMEATrack: Sendable {
         public var rmcFirst = false
         /// A GST sentence with these 1-sigma latitude and longitude errors in metres.
         public var gst: (latitude: Double, longitude: Double)?
+        /// A SiRF $PSRFEPE sentence, first in the epoch, with the receiver's own estimated
+        /// horizontal and vertical position errors in metres: gpsd takes them as eph and epv as
+        /// they are, instead of deriving them from the DOP.
+        public var epe: (horizontal: Double, vertical: Double)?
 
         public init(latitude: Double, longitude: Double, mode: Int, hdop: Double? = 1.2) {
             self.latitude = latitude
@@ -111,6 +115,10 @@ public struct NMEATrack: Sendable {
                 ? Self.sentence("GPRMC,\(time),A,\(lat),\(ns),\(lon),\(ew),0.0,0.0,\(date),,,A")
                 : Self.sentence("GPRMC,\(time),V,,,,,,,\(date),,,N")
             if epoch.rmcFirst { result.insert(rmc, at: 0) } else { result.append(rmc) }
+        }
+        if let epe = epoch.epe, hasFix {
+            // Before the epoch's other sentences: gpsd then carries it into every report of the epoch.
+            result.insert(Self.sentence(String(format: "PSRFEPE,%@,A,%@,%.1f,%.1f,0.1,180.0", time, hdop, epe.horizontal, epe.vertical)), at: 0)
         }
         return result
     }
