@@ -2,7 +2,11 @@
 # Sections 2 to 4 of scripts/systemd-test.sh (sourced by it): geoattrd's namespaces, in the process
 # section 1's client started.
 #   2. its network namespace: loopback only, the one 127.0.0.1:2947 listener, and neither the
-#      container's other listeners nor other addresses reachable from it;
+#      container's other listeners nor other addresses reachable from it; and the gpsd relay's IP
+#      access list (IPAddressDeny=, IPAddressAllow= as systemd read them from
+#      geoattrd-gpsd.service), which keeps the relay, in the container's network, on loopback:
+#      a transient unit with the same list reaches 127.0.0.1 and not the container's other
+#      address (systemd enforces it with BPF on a cgroup v2 hierarchy only);
 #   3. its /tmp and /var/tmp are private;
 #   4. a restart keeps the namespace (same netns, `geoattrctl refresh --wait 30` succeeds), and
 #      section 8's runtime layout holds after it.
@@ -75,6 +79,28 @@ section_2() {
                 fail "from geoattrd's network, reachable: ${reached[*]}"
             fi
         fi
+    fi
+    relay_acl_checks
+}
+
+# relay_acl_checks: the relay's IP access list, applied to a probe of the same two addresses.
+relay_acl_checks() {
+    local deny allow hierarchy got
+    deny=$(ct systemctl show -p IPAddressDeny --value geoattrd-gpsd.service)
+    allow=$(ct systemctl show -p IPAddressAllow --value geoattrd-gpsd.service)
+    hierarchy=$(ct stat -fc %T /sys/fs/cgroup)
+    got=$(ct systemd-run --quiet --wait --pipe --collect -p IPAddressDeny="$deny" -p IPAddressAllow="$allow" python3 -c '
+import socket
+for host in ("127.0.0.1", "10.231.0.1"):
+    try:
+        socket.create_connection((host, 8080), timeout=2).close()
+        print(host, "reached")
+    except OSError:
+        print(host, "blocked")' 2>&1 | paste -sd ',' || true)
+    if [ -n "$deny" ] && [ "$got" = "127.0.0.1 reached,10.231.0.1 blocked" ]; then
+        pass "the relay's IP access list (IPAddressDeny=$deny, IPAddressAllow=$allow) holds on this $hierarchy hierarchy: a unit with it reaches 127.0.0.1:8080, not 10.231.0.1:8080"
+    else
+        fail "the relay's IP access list (IPAddressDeny=${deny:-none}, IPAddressAllow=${allow:-none}) on this $hierarchy hierarchy: a unit with it got '$got' (expected 127.0.0.1 reached, 10.231.0.1 blocked)"
     fi
 }
 

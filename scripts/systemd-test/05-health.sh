@@ -4,7 +4,8 @@
 #      priority" only as expected: never errno=1 (the syscall filter), at most one errno=13 per
 #      daemon process (its attempt at nice -4 without CAP_SYS_NICE);
 #   6. no restarts, no failed unit; the exposure systemd itself computes (informational);
-#   7. Type=notify: active, and STATUS= shown by systemctl.
+#   7. Type=notify: active, and STATUS= shown by systemctl; the watchdog: WatchdogSec= in force and
+#      a WATCHDOG=1 received since the daemon became ready (up to 16 s: it pings every 15 s).
 # With SYSTEMD_TEST_IDLE=1, section 7 then waits for the relay to exit after its idle minute and
 # checks that the next fix starts it again (about 70 s more).
 
@@ -63,7 +64,27 @@ section_7() {
     else
         fail "Type/ActiveState/SubState: $active; StatusText: \"$status\""
     fi
+    watchdog_checks
     if [ "${SYSTEMD_TEST_IDLE:-0}" = 1 ]; then relay_idle_checks; fi
+}
+
+# watchdog_checks: systemd records each WATCHDOG=1 it accepts in WatchdogTimestamp, and READY=1 in
+# ActiveEnterTimestamp: a later watchdog timestamp is a keep-alive that reached it.
+watchdog_checks() {
+    local usec pinged ready started=$SECONDS
+    usec=$(ct systemctl show -p WatchdogUSec --value geoattrd.service)
+    while :; do
+        pinged=$(ct systemctl show -p WatchdogTimestampMonotonic --value geoattrd.service)
+        ready=$(ct systemctl show -p ActiveEnterTimestampMonotonic --value geoattrd.service)
+        [ "${pinged:-0}" -gt "${ready:-0}" ] && break
+        [ $((SECONDS - started)) -lt 16 ] || break
+        sleep 1
+    done
+    if [ "$usec" != 0 ] && [ -n "$usec" ] && [ "${pinged:-0}" -gt "${ready:-0}" ]; then
+        pass "the watchdog: WatchdogUSec=$usec, a WATCHDOG=1 arrived $(((pinged - ready) / 1000000)) s after READY=1 (waited $((SECONDS - started)) s)"
+    else
+        fail "the watchdog: WatchdogUSec=${usec:-none}; no WATCHDOG=1 since READY=1 in $((SECONDS - started)) s (WatchdogTimestampMonotonic $pinged, ActiveEnterTimestampMonotonic $ready)"
+    fi
 }
 
 # relay_idle_checks: the relay's idle exit and its start again at the next fix.

@@ -9,7 +9,8 @@
 #      place; `geoattrctl doctor` finds the layout right;
 #   9. an upgrade from the old layout (/run/geoattrd geoattrd:geoattr 0770, no geoattr-state
 #      group, a client's symbolic link at the state file's path): what a start does to it
-#      (informational), then `dpkg -i` of the package again repairs it without following the link,
+#      (informational), then the package installed again (install.sh: `apt-get install
+#      --reinstall` from the repository) repairs it without following the link,
 #      and the layout holds after the next start.
 # Section 4 checks the layout again after its restart. Section 9 needs section 8's client1.
 
@@ -88,8 +89,8 @@ section_9() {
         ct systemctl restart geoattrd.service || true
         info "RuntimeDirectory= with /run/geoattrd geoattrd:geoattr 0770 (the old layout), at systemctl restart geoattrd: /run/geoattrd became $(ct stat -c '%U:%G %a' /run/geoattrd), the socket $(ct stat -c '%U:%G %a' /run/geoattrd/geoattrd.sock), the client's link $(ct stat -c '%U:%G' /run/geoattrd/state)"
         ct groupdel geoattr-state
-        cp "$deb" "$root/root/$deb_name"
-        if upgrade=$(ct dpkg -i "/root/$deb_name" 2>&1); then
+        if ct_install reinstall geoattrd; then
+            upgrade=$installed
             after=$(ct stat -c '%U:%G %a %F' /run/geoattrd /run/geoattrd/state 2>&1 | paste -sd ';' || true)
             victim=$(ct stat -c '%U:%G %a' /root/victim)$(ct cat /root/victim)
             case $after in
@@ -98,14 +99,14 @@ section_9() {
             esac
             if [ "$layout_ok" = yes ] && [ "$victim" = "root:root 600secret" ] &&
                 [[ $upgrade == *"add device supervisors to it (usermod -aG geoattr-state USER)"* ]]; then
-                pass "dpkg -i over the old layout: /run/geoattrd geoattrd:geoattrd 0755, the client's link replaced by an empty regular file geoattrd:geoattr-state 0660, its target untouched; the operator is told to add supervisors to geoattr-state"
+                pass "$(install_words reinstall) over the old layout: /run/geoattrd geoattrd:geoattrd 0755, the client's link replaced by an empty regular file geoattrd:geoattr-state 0660, its target untouched; the operator is told to add supervisors to geoattr-state"
             else
-                fail "dpkg -i over the old layout: /run/geoattrd and the state file: '$after'; the link's target: '$victim'; dpkg said:"
+                fail "$(install_words reinstall) over the old layout: /run/geoattrd and the state file: '$after'; the link's target: '$victim'; dpkg said:"
                 printf '%s\n' "$upgrade" | indent
             fi
         else
-            fail "dpkg -i over the old layout failed:"
-            printf '%s\n' "$upgrade" | indent
+            fail "$(install_words reinstall) over the old layout failed:"
+            printf '%s\n' "$installed" | indent
         fi
         if got=$(ct_as client1 timeout 30 geoattrctl get 2>&1) && [[ $got == *'"geo.location.lat"'* ]]; then
             pass "after the upgrade, client1's geoattrctl get starts geoattrd again and is answered"

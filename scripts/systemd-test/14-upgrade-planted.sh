@@ -5,8 +5,9 @@
 #      outputs.env_file set): a
 #      directory of its own at the env file's path holding a link to a directory of root's, a FIFO,
 #      a symbolic link to a file of root's, a stray file in /run/geoattrd/textfile; with
-#      geoattrd.service enabled, `dpkg -i` of the package again leaves the service running without
-#      a client, removes each object and follows none (the targets unchanged), geoattrd then
+#      geoattrd.service enabled, the package installed again (`apt-get install --reinstall`)
+#      leaves the service running without a client, removes each object and follows none (the
+#      targets unchanged), geoattrd then
 #      writes the env file where the directory was, the textfile directory holds its own file alone,
 #      and the layout holds after the next start.
 # It needs section 8's client1 and section 12's textfile directory (outputs.prometheus_file).
@@ -35,20 +36,20 @@ section_14() {
         fail "the old layout: client1 planted only ${planted[*]:-nothing} of a directory at $envfile, a FIFO, a symbolic link, a stray file in $textfile"
         return
     fi
-    cp "$deb" "$root/root/$deb_name"
     # Enabled, as docs/operating.md and the Collector recipe have it, so that it runs without a
     # client.
     ct systemctl enable geoattrd.service >/dev/null 2>&1 || true
-    if ! upgrade=$(ct dpkg -i "/root/$deb_name" 2>&1); then
-        fail "dpkg -i over the client's objects failed:"
-        printf '%s\n' "$upgrade" | indent
+    if ! ct_install reinstall geoattrd; then
+        fail "$(install_words reinstall) over the client's objects failed:"
+        printf '%s\n' "$installed" | indent
         return
     fi
+    upgrade=$installed
     running=$(ct systemctl is-active geoattrd.service || true)
     if [ "$running" = active ]; then
-        pass "dpkg -i with geoattrd.service enabled: the service runs again at once, before any client connects"
+        pass "$(install_words reinstall) with geoattrd.service enabled: the service runs again at once, before any client connects"
     else
-        fail "dpkg -i with geoattrd.service enabled left it $running"
+        fail "$(install_words reinstall) with geoattrd.service enabled left it $running"
     fi
     [ "$(ct stat -c %F "$envfile" 2>/dev/null || true)" = directory ] && left+=("the directory at $envfile")
     ct test -e /run/geoattrd/planted.fifo -o -L /run/geoattrd/planted.fifo && left+=("the FIFO")
@@ -56,9 +57,9 @@ section_14() {
     ct test -e "$textfile/planted.prom" -o -L "$textfile/planted.prom" && left+=("the stray file")
     targets="$(ct stat -c '%U:%G %a' /root/victim14 || true) $(ct cat /root/victim14 || true);$(ct stat -c '%U:%G %a' /root/victimdir14 || true) $(ct ls /root/victimdir14 || true)"
     if [ ${#left[@]} -eq 0 ] && [ "$targets" = "root:root 600 secret;root:root 700 kept" ]; then
-        pass "dpkg -i over the old layout removed what client1 planted (${planted[*]}), following none: the links' targets unchanged; dpkg said $(grep -c '^geoattrd: removing ' <<<"$upgrade" || true) 'geoattrd: removing' line(s)"
+        pass "$(install_words reinstall) over the old layout removed what client1 planted (${planted[*]}), following none: the links' targets unchanged; dpkg said $(grep -c '^geoattrd: removing ' <<<"$upgrade" || true) 'geoattrd: removing' line(s)"
     else
-        fail "dpkg -i over the old layout left ${left[*]:-nothing}; the links' targets: '$targets' (expected 'root:root 600 secret;root:root 700 kept'); dpkg said:"
+        fail "$(install_words reinstall) over the old layout left ${left[*]:-nothing}; the links' targets: '$targets' (expected 'root:root 600 secret;root:root 700 kept'); dpkg said:"
         printf '%s\n' "$upgrade" | indent
     fi
     # The next start (a client's request), then a fix: the env file is written where the directory

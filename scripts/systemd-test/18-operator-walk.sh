@@ -1,11 +1,14 @@
 # shellcheck shell=bash
 # Section 18 of scripts/systemd-test.sh (sourced by it), in a container of its own:
-#  18. the operator's walk, in a container booted afresh, with dpkg -i under a running systemd
-#      (only when PREVIOUS_DEB names the previous release's package): that release (with this
-#      tree's geoattrd-geodata when there is one and it does not break that release; else the
-#      geodata comes with the upgrade, as apt brings it), outputs as docs/operating.md's textfile recipe,
-#      `systemctl enable --now geoattrd`, the first fix; the upgrade to DEB (the edited conffile
-#      kept) and the same package again, enabled and then running but not enabled: each time
+#  18. the operator's walk, in a container booted afresh, installing from the repository under a
+#      running systemd (install.sh): on Debian 12 (only when PREVIOUS_DEB names the previous
+#      release's package) that release from a repository that holds it (with this tree's
+#      geoattrd-geodata when there is one and it does not break that release; else the geodata
+#      comes with the upgrade), on Debian 13, where no earlier release installs, this one;
+#      outputs as docs/operating.md's textfile recipe,
+#      `systemctl enable --now geoattrd`, the first fix; on Debian 12 the repository published
+#      again with DEB and `apt upgrade` (the edited conffile kept); the same package again
+#      (`apt-get install --reinstall`), enabled and then running but not enabled: each time
 #      geoattrd.service runs again before any client connects, as the new program, and the
 #      textfile moves on with the next fix; a reload with a
 #      typo (schedule.tll_s) fails, systemctl status names the key and the daemon keeps serving,
@@ -18,8 +21,8 @@
 #      /etc/geoattrd and the groups kept) and `dpkg -P` (/etc/geoattrd, /var/lib/geoattrd,
 #      /run/geoattrd and the groups gone, the dropped memberships said, no not-found unit left).
 
-# From the previous release to this one and off the device again, in a container booted afresh
-# (nothing of sections 1-17 in it), as an operator does it: dpkg -i while systemd runs, the node
+# From the previous release (or this one) to this one and off the device again, in a container
+# booted afresh (nothing of sections 1-17 in it), as an operator does it: apt while systemd runs, the node
 # exporter recipe's outputs, a reload with a typo, the troubleshooting table's rows that systemd
 # can provoke, remove, purge.
 # walk_updated: the textfile's geoattrd_location_updated_timestamp_seconds, empty without one.
@@ -48,63 +51,75 @@ walk_moves_on() {
         fail "$label: after geoattrctl refresh --wait 30 (exit $rc: $(tail -c 200 <<<"$refreshed")) $textfile says updated ${after:-nothing}, before ${before:-nothing}"
     fi
 }
-# walk_install LABEL: dpkg -i of this tree's package (with the packages in walk_with, which it
-# empties), then the service must run again without a client, as this version, and the textfile
-# move on with the next fix.
+# walk_install LABEL TEXTFILE MODE: this tree's package by install_program's MODE (upgrade: with
+# the packages in walk_with, which it empties; reinstall), then the service must run again
+# without a client, as this version, and the textfile move on with the next fix.
 walk_with=()
 walk_install() {
-    local label=$1 textfile=$2 out running pid exe version wanted
+    local label=$1 textfile=$2 mode=$3 out running pid exe version wanted packaged
     wanted=$(dpkg-deb -f "$deb" Version)
-    if ! out=$(ct dpkg -i --force-confold "/root/$deb_name" "${walk_with[@]}" 2>&1); then
-        fail "$label: dpkg -i /root/$deb_name ${walk_with[*]} failed:"
-        indent <<<"$out"
+    if [ "$mode" = upgrade ]; then set -- "${walk_with[@]}"; else set -- geoattrd; fi
+    if ! ct_install "$mode" "$@"; then
+        fail "$label: $(install_words "$mode") $* failed:"
+        indent <<<"$installed"
         return
     fi
+    out=$installed
     walk_with=()
     # Before anything connects to the socket.
     running=$(ct systemctl is-active geoattrd.service || true)
     pid=$(ct systemctl show -p MainPID --value geoattrd.service)
     exe=$( [ "${pid:-0}" != 0 ] && ct readlink "/proc/$pid/exe" || true)
     version=$(ct geoattrctl --version 2>&1 || true)
-    if [ "$running" = active ] && [ "$exe" = /usr/bin/geoattrd ] && [[ $version == "$wanted "* || $version == "$wanted" ]]; then
-        pass "$label: dpkg -i: geoattrd.service active before any client connects (pid $pid, $exe), geoattrctl --version: $version"
+    packaged=$(ct dpkg-query -W -f '${Version}' geoattrd 2>&1 || true)
+    if [ "$running" = active ] && [ "$exe" = /usr/bin/geoattrd ] && [[ $version == "$wanted "* || $version == "$wanted" ]] &&
+        [ "$packaged" = "$wanted" ]; then
+        pass "$label: $(install_words "$mode"): geoattrd $packaged installed, geoattrd.service active before any client connects (pid $pid, $exe), geoattrctl --version: $version"
     else
-        fail "$label: dpkg -i: geoattrd.service $running, its program '${exe:-none}', geoattrctl --version '$version' (expected $wanted); dpkg said:"
+        fail "$label: $(install_words "$mode"): geoattrd ${packaged:-?} installed, geoattrd.service $running, its program '${exe:-none}', geoattrctl --version '$version' (expected $wanted); dpkg said:"
         indent <<<"$out"
     fi
     walk_moves_on "$label" "$textfile"
 }
 operator_walk() {
     local started=$SECONDS config=$root/etc/geoattrd/geoattrd.yaml from installs=() out yaml set textfile took pid rc
-    local status refused doctor row before after uid units left=() kept=() printed breaks
-    if [ -z "$previous" ]; then
+    local status refused doctor row before after uid units left=() kept=() printed breaks first=$deb
+    # Debian 12: from the previous release. Debian 13: no earlier release installs there (the
+    # previous one links libgps28), so the walk starts at this one.
+    if [ "$release" != bookworm ]; then
+        echo "NOTE  section 18 on $release: no earlier release installs here; the walk starts at this one"
+    elif [ -z "$previous" ]; then
         echo "NOTE  section 18 (the operator's walk) skipped: PREVIOUS_DEB is not set (PREVIOUS_DEB=\$(bash scripts/previous-release-deb.sh))"
         return
+    else
+        first=$previous
     fi
-    from=$(dpkg-deb -f "$previous" Version)
+    from=$(dpkg-deb -f "$first" Version)
     poweroff_container
     fresh_overlay
     write_track
-    cp "$previous" "$deb" ${geodata:+"$geodata"} "$root/root/"
-    echo "systemd-test: section 18, the operator's walk: a fresh boot"
-    boot_container
-    start_gpsd
 
-    # 1. The previous release, the textfile recipe's outputs, enabled. This tree's geodata goes in
+    # 1. The first release, the textfile recipe's outputs, enabled. This tree's geodata goes in
     # beside it unless it breaks that release (a new index format): then it comes with the upgrade.
-    installs=("/root/$(basename "$previous")")
+    installs=("$first")
     walk_with=()
     if [ -n "$geodata" ]; then
         breaks=$(dpkg-deb -f "$geodata" Breaks | sed -n 's/^.*geoattrd (<< \([^)]*\)).*$/\1/p')
         if [ -n "$breaks" ] && dpkg --compare-versions "$from" lt "$breaks"; then
-            walk_with=("/root/$(basename "$geodata")")
+            walk_with=(geoattrd-geodata)
         else
-            installs+=("/root/$(basename "$geodata")")
+            installs+=("$geodata")
         fi
     fi
-    if ! out=$(ct dpkg -i "${installs[@]}" 2>&1); then
-        fail "the walk: dpkg -i ${installs[*]#/root/} failed:"
-        indent <<<"$out"
+    publish_repo "${installs[@]}"
+    echo "systemd-test: section 18, the operator's walk: a fresh boot"
+    boot_container
+    start_gpsd
+    set -- geoattrd geoattrd-archive-keyring
+    [ ${#installs[@]} -eq 1 ] || set -- "$@" geoattrd-geodata
+    if ! ct_install install "$@"; then
+        fail "the walk: $(install_words install) $* failed:"
+        indent <<<"$installed"
         return
     fi
     yaml=$(recipe_block docs/operating.md "**The location through node_exporter's textfile collector.**" yaml)
@@ -121,20 +136,24 @@ operator_walk() {
     done
     if [ "$(ct systemctl is-active geoattrd.service || true)" = active ] && [ -n "$(walk_updated "$textfile")" ] &&
         [[ $(ct timeout 20 geoattrctl get 2>&1 || true) == *'"geo.location.lat"'* ]]; then
-        pass "geoattrd $from${installs[1]:+ with ${installs[1]#/root/}} installed, outputs as docs/operating.md's textfile recipe ($(paste -sd ',' <<<"$set" | sed 's/,/, /g')), systemctl enable --now geoattrd: the first fix after $((SECONDS - took)) s, $textfile written"
+        pass "geoattrd $from${installs[1]:+ with $(basename "${installs[1]}")} installed ($(install_words install)), outputs as docs/operating.md's textfile recipe ($(paste -sd ',' <<<"$set" | sed 's/,/, /g')), systemctl enable --now geoattrd: the first fix after $((SECONDS - took)) s, $textfile written"
     else
         fail "geoattrd $from, enable --now: geoattrd.service $(ct systemctl is-active geoattrd.service || true), $textfile: '$(ct cat "$textfile" 2>&1 | head -c 200)'"
     fi
 
-    # 2, 3. The upgrade, and the same package again.
-    walk_install "upgrade $from -> $(dpkg-deb -f "$deb" Version)" "$textfile"
-    walk_install "reinstall" "$textfile"
+    # 2, 3. The upgrade (the repository moves on to this tree's packages), and the same package
+    # again.
+    if [ "$first" != "$deb" ]; then
+        publish_repo "$deb" ${geodata:+"$geodata"}
+        walk_install "upgrade $from -> $(dpkg-deb -f "$deb" Version)" "$textfile" upgrade
+    fi
+    walk_install "reinstall" "$textfile" reinstall
     # Running without being enabled (started by a client through its socket, or by hand): it runs
     # again too. The link goes by hand: `systemctl disable` would take the socket with it (Also=).
     ct rm -f /etc/systemd/system/multi-user.target.wants/geoattrd.service
     ct systemctl daemon-reload
     if [ "$(ct systemctl is-enabled geoattrd.service || true)" = disabled ] && [ "$(ct systemctl is-active geoattrd.service || true)" = active ]; then
-        walk_install "reinstall, geoattrd.service running but not enabled" "$textfile"
+        walk_install "reinstall, geoattrd.service running but not enabled" "$textfile" reinstall
     else
         fail "geoattrd.service could not be made running and not enabled: $(ct systemctl is-enabled geoattrd.service || true), $(ct systemctl is-active geoattrd.service || true)"
     fi

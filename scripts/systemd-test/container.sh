@@ -1,72 +1,14 @@
 # shellcheck shell=bash
-# The container scripts/systemd-test.sh's sections run in (sourced by it, which sets deb, deb_name
-# and geodata): the cached Debian tree, an overlay of it per boot, the track gpsfake replays, the
-# package installed offline as an image build would, the boot, and gpsd serving the track.
+# The container scripts/systemd-test.sh's sections run in (sourced by it after tree.sh, which
+# names the cached tree; the caller sets deb and geodata): an overlay of the tree per
+# boot, the track gpsfake replays, the boot, and gpsd serving the track. install.sh says how the
+# package gets in.
 
 # The container's systemd needs cgroup v2 for IPAddressDeny='s BPF programs (the host may run a
 # hybrid hierarchy or no systemd at all, hence --register=no --keep-unit), and bpf() itself,
 # which nspawn filters by default.
 export SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1
 nspawn=(systemd-nspawn -q --register=no --keep-unit --private-network --system-call-filter=bpf)
-
-# --- The cached tree -------------------------------------------------------------------------
-cache=$PWD/.build-systemd
-# gpsd-clients (gpsfake) depends on GTK and matplotlib (1.5 GB, and a dconf trigger that fails
-# without a session bus): the tree takes gpsd and python3-gps, and gpsfake alone from that package.
-# prometheus-node-exporter: Debian's node_exporter, which section 12 points at geoattrd's textfile.
-packages=systemd,systemd-sysv,dbus,gpsd,python3-gps,python3-distutils,libgps28,libyaml-0-2,libstdc++6,iproute2,procps
-packages+=,prometheus-node-exporter
-# nftables: gpsd's guard (section 17).
-packages+=,nftables
-recipe="bookworm minbase $packages +gpsfake v1"
-# build_tree: the cached tree, built with debootstrap when it is missing or of another recipe.
-build_tree() {
-    if [ "$(cat "$cache/root.ok" 2>/dev/null || true)" != "$recipe" ]; then
-        mirror=${DEBIAN_MIRROR:-}
-        if [ -z "$mirror" ]; then
-            mirror=$( { sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n'
-                awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) print $i }' /etc/apt/sources.list 2>/dev/null
-            } | grep -E '^https?://.*/debian/?$' | head -n 1 || true)
-            mirror=${mirror:-http://deb.debian.org/debian}
-        fi
-        echo "systemd-test: building the container's tree (debootstrap bookworm from $mirror, once)"
-        built=$SECONDS
-        rm -rf "$cache/root" "$cache/root.new" "$cache/root.ok"
-        mkdir -p "$cache"
-        # A mirror's hiccup is not a finding: three attempts, 20 s apart.
-        for attempt in 1 2 3; do
-            rm -rf "$cache/root.new"
-            debootstrap --variant=minbase --include="$packages" bookworm "$cache/root.new" "$mirror" \
-                >"$cache/debootstrap.log" 2>&1 && break
-            tail -n 30 "$cache/debootstrap.log" >&2
-            if [ "$attempt" -eq 3 ]; then
-                echo "systemd-test: debootstrap failed 3 times (log: $cache/debootstrap.log)" >&2
-                exit 1
-            fi
-            echo "systemd-test: debootstrap failed (attempt $attempt of 3); again in 20 s" >&2
-            sleep 20
-        done
-        # gpsfake is a Python script on python3-gps: take it alone from gpsd-clients.
-        systemd-nspawn -q --register=no --keep-unit -D "$cache/root.new" sh -ec '
-            apt-get update -qq
-            cd /tmp && apt-get download -qq gpsd-clients
-            dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake
-            rm -f gpsd-clients_*.deb
-            apt-get clean && rm -rf /var/lib/apt/lists/*' >>"$cache/debootstrap.log" 2>&1 ||
-            { tail -n 20 "$cache/debootstrap.log" >&2; echo "systemd-test: fetching gpsfake failed" >&2; exit 1; }
-        # gpsfake's gpsd takes port 2947: Debian's gpsd.socket and gpsd.service stay out of the way
-        # (masked, so geoattrd-gpsd.service's Wants=gpsd.socket starts nothing).
-        rm -f "$cache/root.new/etc/systemd/system/sockets.target.wants/gpsd.socket" \
-            "$cache/root.new/etc/systemd/system/multi-user.target.wants/gpsd.service"
-        ln -sf /dev/null "$cache/root.new/etc/systemd/system/gpsd.socket"
-        ln -sf /dev/null "$cache/root.new/etc/systemd/system/gpsd.service"
-        # node_exporter starts when section 12 has configured it, not at boot.
-        rm -f "$cache/root.new/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service"
-        mv "$cache/root.new" "$cache/root"
-        printf '%s\n' "$recipe" >"$cache/root.ok"
-        echo "systemd-test: tree built in $((SECONDS - built)) s ($(du -sh "$cache/root" | cut -f1))"
-    fi
-}
 
 # --- A run: its directory, and the container's overlay -----------------------------------------
 # start_run: what earlier runs left behind cleared, this run's directory named, and its clean-up
@@ -105,12 +47,15 @@ poweroff_container() {
         wait "$nspawn_pid" 2>/dev/null
     fi
     nspawn_pid= leader=
+    # The repository bound into a chroot (section 19), when that did not finish.
+    if mountpoint -q "$run/root/srv/geoattrd-repo"; then umount "$run/root/srv/geoattrd-repo" || umount -l "$run/root/srv/geoattrd-repo"; fi
     if mountpoint -q "$run/root"; then umount "$run/root" 2>/dev/null || umount -l "$run/root"; fi
 }
 cleanup() {
     local status=$?
     set +e
     poweroff_container
+    stop_repo_agent
     rm -rf "$run"
     echo "systemd-test: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
     exit "$status"
@@ -118,8 +63,8 @@ cleanup() {
 # fresh_overlay: an empty overlay of the cached tree at $run/root (what a previous one held is gone).
 fresh_overlay() {
     rm -rf "$run/upper" "$run/work"
-    mkdir -p "$run/upper" "$run/work" "$run/root"
-    mount -t overlay overlay -o "lowerdir=$cache/root,upperdir=$run/upper,workdir=$run/work" "$run/root"
+    mkdir -p "$run/upper" "$run/work" "$run/root" "$run/repo"
+    mount -t overlay overlay -o "lowerdir=$tree/root,upperdir=$run/upper,workdir=$run/work" "$run/root"
 }
 
 # The track: a steady 3D fix, one epoch (GGA, GSA, two GSV, RMC) a second for a minute, ending
@@ -153,46 +98,13 @@ write_track() {
     done >"$root/root/track.nmea"
 }
 
-# install_offline: the package (and the index package, when there is one) installed into the
-# overlay before it boots, and both sockets enabled as the postinst would.
-install_offline() {
-    installing=("/root/$deb_name")
-    binds=(--bind-ro="$deb:/root/$deb_name")
-    # Without the world index package (CI builds no index) the daemon serves location attributes
-    # only, and it says so at each start: expected then, and only then.
-    if [ -n "$geodata" ]; then
-        index_expected=yes
-        installing+=("/root/$(basename "$geodata")")
-        binds+=(--bind-ro="$geodata:/root/$(basename "$geodata")")
-    else
-        index_expected=no
-        echo "NOTE  no geoattrd-geodata package: the daemon warns \"geocoder index refused\" at each start, expected here"
-    fi
-    echo "systemd-test: installing ${installing[*]#/root/} (offline)"
-    if ! "${nspawn[@]}" -D "$root" "${binds[@]}" dpkg -i "${installing[@]}" >"$run/dpkg.log" 2>&1; then
-        cat "$run/dpkg.log" >&2
-        echo "systemd-test: dpkg -i failed" >&2
-        exit 1
-    fi
-    for unit in geoattrd.socket geoattrd-gpsd.socket; do
-        link=$root/etc/systemd/system/sockets.target.wants/$unit
-        if [ -L "$link" ]; then
-            echo "NOTE  the package's postinst enabled $unit offline"
-        else
-            echo "NOTE  the package's postinst did not enable $unit offline: enabling it here"
-            mkdir -p "$(dirname "$link")"
-            ln -s "/lib/systemd/system/$unit" "$link"
-        fi
-    done
-}
-
 # --- Boot ------------------------------------------------------------------------------------
 # A command inside the container: all its namespaces, a clean environment.
 ct() { nsenter -t "$leader" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 SYSTEMD_COLORS=0 SYSTEMD_PAGER= "$@"; }
 # boot_container: boots $root and waits for its systemd to be up; exits when it does not come up.
 boot_container() {
     local booted=$SECONDS state= deadline
-    setsid "${nspawn[@]}" -M geoattr-test -b -D "$root" --console=read-only >"$run/console.log" 2>&1 </dev/null &
+    setsid "${nspawn[@]}" -M geoattr-test -b -D "$root" --bind-ro="$run/repo:$repo_mount" --console=read-only >"$run/console.log" 2>&1 </dev/null &
     nspawn_pid=$!
     echo "$nspawn_pid" >"$run/nspawn.pid"
     # The container's PID 1 is nspawn's child once that runs systemd (before, the child may be an
