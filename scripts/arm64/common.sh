@@ -91,6 +91,34 @@ arm64_apt_init() {
     touch "$dir/status"
 }
 
+# arm64_unpack_packages SUITE TARGET PACKAGE...: the arm64 packages named, and every package
+# they depend on (Depends and Pre-Depends, recursively), from SUITE, downloaded with apt in a
+# state of its own under the cache and unpacked into TARGET (which must exist), their absolute
+# links made relative (glibc's development links point at /lib/...: in a sysroot they would point
+# into this machine, where the linker and qemu would find no arm64 file or one of another
+# system), and TARGET/.geoattrd-packages listing what went in. Sets unpacked_count.
+arm64_unpack_packages() {
+    local suite=$1 target=$2 apt=$arm64_cache/apt/$1-arm64 debs=$arm64_debs/$1-arm64 deb link
+    shift 2
+    local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64) packages
+    arm64_apt_init "$apt" "$suite"
+    arm64_apt apt-get "$apt" "${arch[@]}" update -qq
+    mapfile -t packages < <(arm64_apt apt-cache "$apt" "${arch[@]}" depends --recurse --no-recommends --no-suggests \
+        --no-conflicts --no-breaks --no-replaces --no-enhances "$@" | grep '^[a-z0-9]' | sort -u)
+    rm -rf "$debs"
+    mkdir -p "$debs"
+    (cd "$debs" && arm64_apt apt-get "$apt" "${arch[@]}" download -qq "${packages[@]}")
+    for deb in "$debs"/*.deb; do
+        dpkg-deb -x "$deb" "$target"
+    done
+    while IFS= read -r -d '' link; do
+        ln -sfn "$(realpath -ms --relative-to="$(dirname "$link")" "$target$(readlink "$link")")" "$link"
+    done < <(find "$target" -type l -lname '/*' -print0)
+    for deb in "$debs"/*.deb; do dpkg-deb -f "$deb" Package Version | paste -sd ' '; done |
+        sed 's/^Package: //; s/ Version: / /' >"$target/.geoattrd-packages"
+    unpacked_count=${#packages[@]}
+}
+
 # write_swift_sdk BUNDLE NAME VERSION SWIFTC_OPTIONS LINKER_OPTIONS: a Swift SDK bundle for
 # aarch64 on the Debian 12 sysroot; the options are JSON lists' contents, as the toolset takes them.
 write_swift_sdk() {

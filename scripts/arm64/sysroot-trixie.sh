@@ -18,46 +18,24 @@ sysroot=$arm64_cache/sysroot-trixie
 state=
 
 build() {
-    local apt=$arm64_cache/apt/trixie-arm64 debs=$arm64_debs/trixie-arm64
     local recipe="trixie arm64 runtime: ${runtime_packages[*]}; merged /usr; links relative"
     done_with "$sysroot/.geoattrd-recipe" "$recipe" && return 0
     state=built
     mkdir -p "$arm64_cache" "$arm64_debs"
-    local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-    arm64_apt_init "$apt" trixie
-    arm64_apt apt-get "$apt" "${arch[@]}" update -qq
-    # Depends and Pre-Depends, recursively: what the libraries need to load.
-    local packages
-    mapfile -t packages < <(arm64_apt apt-cache "$apt" "${arch[@]}" depends --recurse --no-recommends --no-suggests \
-        --no-conflicts --no-breaks --no-replaces --no-enhances "${runtime_packages[@]}" | grep '^[a-z0-9]' | sort -u)
-    rm -rf "$debs"
-    mkdir -p "$debs"
-    (cd "$debs" && arm64_apt apt-get "$apt" "${arch[@]}" download -qq "${packages[@]}")
     rm -rf "$sysroot.new"
     mkdir -p "$sysroot.new/usr"
     # Debian 13's packages ship their files under /usr alone (the dynamic loader as
     # /usr/lib/ld-linux-aarch64.so.1); a Debian 13 system reaches them through its merged-/usr
     # links, as the binaries do (their interpreter is /lib/ld-linux-aarch64.so.1).
-    local dir deb
+    local dir
     for dir in bin sbin lib; do
         mkdir -p "$sysroot.new/usr/$dir"
         ln -s "usr/$dir" "$sysroot.new/$dir"
     done
-    for deb in "$debs"/*.deb; do
-        dpkg-deb -x "$deb" "$sysroot.new"
-    done
-    # An absolute link would point into this machine, where qemu finds no arm64 file or, worse,
-    # one of another system; relative, it points into the sysroot.
-    local link
-    while IFS= read -r -d '' link; do
-        ln -sfn "$(realpath -ms --relative-to="$(dirname "$link")" "$sysroot.new$(readlink "$link")")" "$link"
-    done < <(find "$sysroot.new" -type l -lname '/*' -print0)
+    arm64_unpack_packages trixie "$sysroot.new" "${runtime_packages[@]}"
     [ -e "$sysroot.new/lib/ld-linux-aarch64.so.1" ] ||
         { echo "sysroot-trixie: no /lib/ld-linux-aarch64.so.1 in what trixie's ${runtime_packages[*]} unpack to" >&2; exit 1; }
-    # What the sysroot was made of, for anyone comparing two runs.
-    for deb in "$debs"/*.deb; do dpkg-deb -f "$deb" Package Version | paste -sd ' '; done |
-        sed 's/^Package: //; s/ Version: / /' >"$sysroot.new/.geoattrd-packages"
-    echo "sysroot-trixie: ${#packages[@]} packages from trixie arm64: $(paste -sd ' ' "$sysroot.new/.geoattrd-packages" | sed 's/ \([^ ]*\) / \1, /g')" >&2
+    echo "sysroot-trixie: $unpacked_count packages from trixie arm64: $(paste -sd ' ' "$sysroot.new/.geoattrd-packages" | sed 's/ \([^ ]*\) / \1, /g')" >&2
     echo "$recipe" >"$sysroot.new/.geoattrd-recipe"
     rm -rf "$sysroot"
     mv "$sysroot.new" "$sysroot"

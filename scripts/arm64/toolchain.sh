@@ -120,35 +120,13 @@ sid_chroot() {
 }
 
 sysroot() {
-    local apt=$arm64_cache/apt/bookworm-arm64 debs=$arm64_debs/bookworm-arm64 recipe="bookworm arm64: ${sysroot_packages[*]}; links relative"
+    local recipe="bookworm arm64: ${sysroot_packages[*]}; links relative"
     done_with "$arm64_sysroot/.geoattrd-recipe" "$recipe" && return 0
     state=built
-    local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-    arm64_apt_init "$apt" bookworm
-    arm64_apt apt-get "$apt" "${arch[@]}" update -qq
-    # Depends and Pre-Depends, recursively: what a package needs to be complete in the sysroot.
-    local packages
-    mapfile -t packages < <(arm64_apt apt-cache "$apt" "${arch[@]}" depends --recurse --no-recommends --no-suggests \
-        --no-conflicts --no-breaks --no-replaces --no-enhances "${sysroot_packages[@]}" | grep '^[a-z0-9]' | sort -u)
-    rm -rf "$debs"
-    mkdir -p "$debs"
-    (cd "$debs" && arm64_apt apt-get "$apt" "${arch[@]}" download -qq "${packages[@]}")
     rm -rf "$arm64_sysroot" "$arm64_sysroot.new"
     mkdir -p "$arm64_sysroot.new"
-    local deb
-    for deb in "$debs"/*.deb; do
-        dpkg-deb -x "$deb" "$arm64_sysroot.new"
-    done
-    # glibc's development links are absolute (libm.so -> /lib/aarch64-linux-gnu/libm.so.6): in the
-    # sysroot they would point into this machine, where nothing is, and the linker would pass
-    # them over for the static libm.a. Made relative, they point into the sysroot.
-    local link
-    while IFS= read -r -d '' link; do
-        ln -sfn "$(realpath -ms --relative-to="$(dirname "$link")" "$arm64_sysroot.new$(readlink "$link")")" "$link"
-    done < <(find "$arm64_sysroot.new" -type l -lname '/*' -print0)
-    # What the sysroot was made of, for anyone comparing two builds.
-    for deb in "$debs"/*.deb; do dpkg-deb -f "$deb" Package Version | paste -sd ' '; done | sed 's/^Package: //; s/ Version: / /' >"$arm64_sysroot.new/.geoattrd-packages"
-    echo "toolchain: sysroot: ${#packages[@]} packages from bookworm arm64" >&2
+    arm64_unpack_packages bookworm "$arm64_sysroot.new" "${sysroot_packages[@]}"
+    echo "toolchain: sysroot: $unpacked_count packages from bookworm arm64" >&2
     echo "$recipe" >"$arm64_sysroot.new/.geoattrd-recipe"
     mv "$arm64_sysroot.new" "$arm64_sysroot"
 }
