@@ -56,18 +56,23 @@ mkdir -p "$out"
 scratch=$(mktemp -d)
 gnupghome=
 cleanup() {
-    # The agent of a throwaway home is this run's own.
-    if [ -n "$gnupghome" ] && [ -z "${GEOATTRD_REPO_GNUPGHOME:-}" ]; then
+    # The agent of a throwaway home is this run's own; so is one this run started for the release
+    # home (it would keep the passphrase, and the medium the home is on, busy).
+    if [ -n "$gnupghome" ] && { [ -z "${GEOATTRD_REPO_GNUPGHOME:-}" ] || [ -z "$agent_before" ]; }; then
         gpgconf --homedir "$gnupghome" --kill all 2>/dev/null || true
     fi
     rm -rf "$scratch"
 }
+agent_before=
 trap cleanup EXIT
 
 if [ ${#debs[@]} -eq 0 ]; then
     echo "make-apt-repo: no packages given: building them (scripts/make-deb.sh, several minutes)" >&2
-    mapfile -t debs < <(bash scripts/make-deb.sh "$scratch/build")
-    mapfile -t -O ${#debs[@]} debs < <(bash scripts/make-deb.sh --arch arm64 "$scratch/build")
+    # Each build's list in a file: a failed build stops this script (set -e), where a process
+    # substitution's status would be lost and a repository published with packages missing.
+    bash scripts/make-deb.sh "$scratch/build" >"$scratch/native.list"
+    bash scripts/make-deb.sh --arch arm64 "$scratch/build" >"$scratch/arm64.list"
+    mapfile -t debs < <(cat "$scratch/native.list" "$scratch/arm64.list")
 fi
 
 # --- The packages given: one of each name and architecture -------------------------------------
@@ -95,6 +100,8 @@ done
 if [ -n "${GEOATTRD_REPO_GNUPGHOME:-}" ]; then
     gnupghome=$GEOATTRD_REPO_GNUPGHOME
     [ -d "$gnupghome" ] || { echo "make-apt-repo: GEOATTRD_REPO_GNUPGHOME=$gnupghome: no such directory" >&2; exit 1; }
+    # Whether an agent already serves that home (the operator's own: left running).
+    agent_before=$(gpg-connect-agent --homedir "$gnupghome" --no-autostart /bye 2>/dev/null && echo running || true)
 else
     gnupghome=$scratch/gnupg
     mkdir -m 0700 "$gnupghome"
@@ -104,26 +111,33 @@ else
         "(a test repository; devices trust only the release key)" >&2
 fi
 gpg=(gpg --homedir "$gnupghome" --batch --no-tty)
-# Secret keys that can sign: fingerprint, algorithm (1 RSA, 22 EdDSA) and length.
-secret_keys=$("${gpg[@]}" --with-colons --list-secret-keys 2>/dev/null | awk -F: '
-    $1 == "sec" { usable = ($12 ~ /S/); algo = $4; bits = $3; next }
-    $1 == "fpr" && usable { print $10, algo, bits; usable = 0 }')
+# The keys that sign, one line each: the primary's fingerprint, then that key's algorithm (1 RSA,
+# 22 EdDSA) and length. A key signs when field 12 has a lowercase s, the primary or a subkey
+# (gpg signs with a signing subkey when there is one, so each must meet the policy below); a
+# primary whose overall capabilities (uppercase) lack S signs with none.
+signers=$("${gpg[@]}" --with-colons --list-secret-keys 2>/dev/null | awk -F: '
+    $1 == "sec" { usable = ($12 ~ /S/); primary = "" }
+    $1 == "sec" || $1 == "ssb" { signs = usable && $12 ~ /s/; algo = $4; bits = $3 }
+    $1 == "fpr" { if (primary == "") primary = $10; if (signs) print primary, algo, bits; signs = 0 }')
+primaries=$(awk '{ print $1 }' <<<"$signers" | sort -u | sed '/^$/d')
 if [ -n "${GEOATTRD_REPO_KEY:-}" ]; then
-    key_line=$(awk -v k="${GEOATTRD_REPO_KEY^^}" '$1 == k' <<<"$secret_keys")
-    [ -n "$key_line" ] || { echo "make-apt-repo: GEOATTRD_REPO_KEY=$GEOATTRD_REPO_KEY: no secret signing key with that fingerprint in $gnupghome" >&2; exit 1; }
+    key=${GEOATTRD_REPO_KEY^^}
+    grep -qx "$key" <<<"$primaries" || { echo "make-apt-repo: GEOATTRD_REPO_KEY=$GEOATTRD_REPO_KEY: no secret signing key with that fingerprint in $gnupghome" >&2; exit 1; }
 else
-    [ -n "$secret_keys" ] || { echo "make-apt-repo: no secret signing key in $gnupghome" >&2; exit 1; }
-    [ "$(wc -l <<<"$secret_keys")" -eq 1 ] ||
+    [ -n "$primaries" ] || { echo "make-apt-repo: no secret signing key in $gnupghome" >&2; exit 1; }
+    [ "$(wc -l <<<"$primaries")" -eq 1 ] ||
         { echo "make-apt-repo: $gnupghome holds more than one secret signing key: name one with GEOATTRD_REPO_KEY" >&2; exit 1; }
-    key_line=$secret_keys
+    key=$primaries
 fi
-read -r key algo bits <<<"$key_line"
 # apt in Debian 13 verifies with sqv, whose policy warns on weak keys and digests.
-case $algo in
-22) ;;
-1) [ "$bits" -ge 3072 ] || { echo "make-apt-repo: $key: RSA $bits: the key must be ed25519 or RSA of 3072 bits or more" >&2; exit 1; } ;;
-*) echo "make-apt-repo: $key: algorithm $algo: the key must be ed25519 or RSA of 3072 bits or more" >&2; exit 1 ;;
-esac
+while read -r primary algo bits; do
+    [ "$primary" = "$key" ] || continue
+    case $algo in
+    22) ;;
+    1) [ "$bits" -ge 3072 ] || { echo "make-apt-repo: $key: a signing key of RSA $bits: each must be ed25519 or RSA of 3072 bits or more" >&2; exit 1; } ;;
+    *) echo "make-apt-repo: $key: a signing key of algorithm $algo: each must be ed25519 or RSA of 3072 bits or more" >&2; exit 1 ;;
+    esac
+done <<<"$signers"
 signing=("${gpg[@]}" --local-user "$key" --digest-algo SHA512 --personal-digest-preferences SHA512)
 if [ -n "${GEOATTRD_REPO_PASSPHRASE_FILE:-}" ]; then
     signing+=(--pinentry-mode loopback --passphrase-file "$GEOATTRD_REPO_PASSPHRASE_FILE")
@@ -180,16 +194,29 @@ Description: OpenPGP keys of the geoattrd apt repository
  is signed with it.
 CONTROL
 keyring_deb=$scratch/geoattrd-archive-keyring_${keyring_version}_all.deb
-dpkg-deb --root-owner-group --build "$keyring" "$keyring_deb" >/dev/null
+# The same keys make the same bytes (every time stamp the version's), so that a repository
+# published again holds the same file under the same name: proxies and mirrors cache pool files
+# by name, and apt refuses one whose hash is not the index's.
+epoch=$(printf '%s' "$keyring_version" | cksum | awk '{ print 946684800 + $1 % 100000000 }')
+find "$keyring" -exec touch -h -d "@$epoch" {} +
+SOURCE_DATE_EPOCH=$epoch dpkg-deb --root-owner-group -Zxz --build "$keyring" "$keyring_deb" >/dev/null
 debs+=("$keyring_deb")
 
 for deb in "${debs[@]}"; do
     package=$(dpkg-deb -f "$deb" Package)
     # The file name apt and dpkg expect: NAME_VERSION_ARCH.deb, the epoch left out.
     version=$(dpkg-deb -f "$deb" Version)
-    pool=$new/pool/$component/${package:0:1}/$package
-    mkdir -p "$pool"
-    cp "$deb" "$pool/${package}_${version#*:}_$(dpkg-deb -f "$deb" Architecture).deb"
+    name=${package}_${version#*:}_$(dpkg-deb -f "$deb" Architecture).deb
+    pool=$component/${package:0:1}/$package
+    # A version once published keeps its bytes: another package under that name (a rebuild, a
+    # keyring whose keys changed) must come with a higher version, or devices never see it.
+    if [ -f "$out/pool/$pool/$name" ] && ! cmp -s "$deb" "$out/pool/$pool/$name"; then
+        echo "make-apt-repo: $out/pool/$pool/$name is already published with other contents: raise the version of $package" \
+            "(the keyring's: GEOATTRD_KEYRING_VERSION or keyring_version in this script)" >&2
+        exit 1
+    fi
+    mkdir -p "$new/pool/$pool"
+    cp "$deb" "$new/pool/$pool/$name"
 done
 
 dist=$new/dists/$suite

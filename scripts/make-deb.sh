@@ -11,12 +11,12 @@
 # need not install it.
 #   scripts/make-deb.sh [--arch arm64] [OUTDIR]   (default: dist/) writes
 #     OUTDIR/geoattrd_VERSION_ARCH.deb          daemon, geoattrctl, units, configuration
-#     OUTDIR/geoattrd-geodata_VERSION_all.deb   /usr/share/geoattrd/world.gidx, only when
+#     OUTDIR/geoattrd-geodata_FORMAT.DATA_all.deb  /usr/share/geoattrd/world.gidx, only when
 #                                               $GEODATA_CACHE/world.gidx (default
 #                                               cache/geodata) has been built
 #   and prints the paths of the packages it wrote on stdout, one a line, geoattrd's first
 #   (everything else goes to stderr).
-#   --arch arm64 on an amd64 machine cross-builds geoattrd_VERSION_arm64.deb for Debian 12 with
+#   --arch arm64 on an amd64 machine cross-builds geoattrd_VERSION_arm64.deb (Debian 12 and 13) with
 #   the toolchain of scripts/arm64/ (see scripts/arm64/toolchain.sh) and writes geoattrd only:
 #   geoattrd-geodata, the same for every architecture, comes from the native build.
 set -euo pipefail
@@ -176,7 +176,8 @@ source scripts/lib/deb-depends.sh
 depends=$(deb_depends "$stage/bin/geoattrd" "$stage/bin/geoattrctl")
 # What is linked in, by source package and version (Static-Built-Using:): a security update to
 # one of them reaches the device by a rebuild of this package (docs/building.md, "Linked in").
-static_built_using=$(source scripts/lib/deb-copyright.sh; static_sources "$arch")
+static_built_using=$(source scripts/lib/deb-copyright.sh; static_sources "$arch") && [ -n "$static_built_using" ] ||
+    { echo "make-deb: the versions of the libgps and libyaml linked in could not be read" >&2; exit 1; }
 root="$stage/root"
 DESTDIR="$root" PREFIX=/usr BINDIR="$stage/bin" WITH_INDEX=0 RUNNER="$runner" bash scripts/install.sh
 # The licences and notices of what the binaries link in.
@@ -225,145 +226,16 @@ case " $run_sockets " in *" geoattrd.sock "*) ;; *) echo "make-deb: no ListenStr
     printf '#!/bin/sh\nset -e\n'
     printf "run_dir=/run/geoattrd\nrun_sockets='%s'\nrun_files='%s'\nrun_dirs='%s'\n" "$run_sockets" "$run_files" "$run_dirs"
     cat scripts/lib/run-dir-allowlist.sh
-    cat <<'SCRIPT'
-if [ "$1" = "configure" ]; then
-    # An upgrade from the layout where clients (group geoattr) could write /run/geoattrd: the
-    # group geoattr-state is new, and supervisors must be added to it.
-    if getent passwd geoattrd >/dev/null && ! getent group geoattr-state >/dev/null; then
-        echo "geoattrd: /run/geoattrd/state is now writable by group geoattr-state only (and /run/geoattrd by geoattrd alone):" >&2
-        echo "geoattrd: add device supervisors to it (usermod -aG geoattr-state USER); they write the file in place" >&2
-    fi
-    systemd-sysusers geoattrd.conf >/dev/null 2>&1 || systemd-sysusers >/dev/null 2>&1 || true
-    # Only on a running system. Not booted (an image built in a chroot, where /proc may be absent
-    # and nothing may start): /run there is not the runtime's, which is a new tmpfs at every boot;
-    # at the first boot systemd-tmpfiles-setup.service lays out /run/geoattrd and /var/lib/geoattrd
-    # from tmpfiles.d, and systemd-sysusers.service makes the users and groups if the call above
-    # could not. Nothing of the package runs there: no unit starts, and geoattrd itself runs only
-    # for the clean-up's configuration check.
-    if [ -d /run/systemd/system ]; then
-        # The runtime layout (tmpfiles.d/geoattrd.conf), /run/geoattrd itself first: geoattrd:geoattrd
-        # 0755, so that no client can plant anything there any more. Not yet what tmpfiles.d would
-        # re-own or fix in it (the state file, the textfile directory): what a client left at those
-        # paths must go, not become geoattrd's.
-        excluded=
-        for name in $run_files $run_dirs; do excluded="$excluded --exclude-prefix=$run_dir/$name"; done
-        systemd-tmpfiles --create $excluded geoattrd.conf >/dev/null 2>&1 || true
-        # Then only what geoattrd and systemd put there stays, each as the right kind of file with the
-        # right owner (a regular state file of geoattrd's, content kept; geoattrd's sockets; the
-        # textfile directory; the output files the configuration names), before any socket starts
-        # again. The prerm has stopped the daemon and its sockets, which systemd binds anew. The output
-        # files' paths as geoattrd reads the configuration, in the unit's clean environment; when it
-        # cannot, none stays (the daemon writes them again).
-        settings=$(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin /usr/bin/geoattrd --config /etc/geoattrd/geoattrd.yaml --check-config 2>/dev/null) ||
-            settings=
-        owner=$(id -u geoattrd 2>/dev/null) || owner=0
-        clean_run_dir "$owner" "$settings"
-        # What is missing is created, and the state file's and the textfile directory's owner, group
-        # and mode fixed (geoattrd:geoattr-state 0660, geoattrd:geoattr-metrics 2750); then inside the
-        # textfile directory, closed to clients now, only the output files stay.
-        systemd-tmpfiles --create geoattrd.conf >/dev/null 2>&1 ||
-            echo "geoattrd: systemd-tmpfiles --create geoattrd.conf failed: run it again to see why" >&2
-        clean_run_subdirs "$owner" "$settings"
-        systemctl daemon-reload >/dev/null 2>&1 || true
-        # gpsd's guard, where the operator enabled it, with this package's script.
-        systemctl try-reload-or-restart geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
-    fi
-    # geoattrd-gpsd.socket: gpsd's port inside geoattrd's private network (docs/operating.md, Units).
-    deb-systemd-helper enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 ||
-        systemctl enable geoattrd.socket geoattrd-gpsd.socket >/dev/null 2>&1 || true
-    # A policy-rc.d that forbids starting services (101, as image builds and chroots set it) is
-    # obeyed: the units are enabled and start at the next boot.
-    may_start=yes
-    [ -d /run/systemd/system ] || may_start=
-    if [ -n "$may_start" ] && [ -x /usr/sbin/policy-rc.d ]; then
-        rc=0
-        /usr/sbin/policy-rc.d geoattrd.socket start >/dev/null 2>&1 || rc=$?
-        [ "$rc" -ne 101 ] || may_start=
-    fi
-    if [ -n "$may_start" ]; then
-        # The Prometheus sockets are the operator's to enable; prerm stopped those that were, and
-        # they start again with the others, before any client can start the daemon without them.
-        sockets="geoattrd.socket geoattrd-gpsd.socket"
-        for unit in geoattrd-metrics.socket geoattrd-metrics-proxy.socket; do
-            if systemctl --quiet is-enabled "$unit" 2>/dev/null; then sockets="$sockets $unit"; fi
-        done
-        systemctl start $sockets >/dev/null 2>&1 || true
-        # An enabled service runs without a client (the Collector and node_exporter read files and
-        # never connect): prerm stopped it, and it starts again here; so does one that was running
-        # when this package's prerm stopped it (an older version's prerm leaves no mark).
-        was_active=
-        if [ -e /run/geoattrd.upgrade-active ]; then was_active=1; rm -f /run/geoattrd.upgrade-active; fi
-        if [ -n "$was_active" ] || systemctl --quiet is-enabled geoattrd.service 2>/dev/null; then
-            systemctl start geoattrd.service >/dev/null 2>&1 ||
-                echo "geoattrd: geoattrd.service did not start: systemctl status geoattrd" >&2
-        fi
-    fi
-fi
-exit 0
-SCRIPT
+    cat scripts/lib/deb-policy.sh scripts/lib/deb-postinst.sh
 } >"$root/DEBIAN/postinst"
-cat >"$root/DEBIAN/prerm" <<'SCRIPT'
-#!/bin/sh
-set -e
-if [ -d /run/systemd/system ]; then
-    # A daemon that runs without being enabled (started by a client through its socket, or by
-    # hand) runs again after the upgrade too: the postinst reads this mark (root's, in /run).
-    rm -f /run/geoattrd.upgrade-active
-    if [ "$1" = "upgrade" ] && systemctl --quiet is-active geoattrd.service 2>/dev/null; then
-        : >/run/geoattrd.upgrade-active
-    fi
-    systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
-        geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket geoattrd-metrics.socket >/dev/null 2>&1 || true
-    # gpsd's guard stays in place through an upgrade: stopping it would open gpsd meanwhile.
-    if [ "$1" = "remove" ]; then
-        systemctl stop geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
-    fi
-fi
-exit 0
-SCRIPT
-cat >"$root/DEBIAN/postrm" <<'SCRIPT'
-#!/bin/sh
-set -e
-if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
-    deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
-fi
-if [ "$1" = "purge" ]; then
-    deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
-    rm -rf /var/lib/geoattrd /run/geoattrd /etc/geoattrd
-    rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/sockets.target.wants/geoattrd-gpsd.socket \
-        /etc/systemd/system/sockets.target.wants/geoattrd-metrics.socket \
-        /etc/systemd/system/sockets.target.wants/geoattrd-metrics-proxy.socket \
-        /etc/systemd/system/multi-user.target.wants/geoattrd.service \
-        /etc/systemd/system/sysinit.target.wants/geoattrd-gpsd-guard.service
-    if getent passwd geoattrd >/dev/null; then userdel geoattrd >/dev/null 2>&1 || true; fi
-    if getent passwd geoattrd-gpsd >/dev/null; then userdel geoattrd-gpsd >/dev/null 2>&1 || true; fi
-    # The operator added users to these groups by hand: a group that goes takes their membership
-    # with it, and a reinstall makes the group anew, empty. Said, so that it can be restored; a
-    # group that stays (some user's primary group) is said too.
-    for group in geoattrd-gpsd geoattrd geoattr geoattr-state geoattr-metrics; do
-        entry=$(getent group "$group") || continue
-        members=${entry##*:}
-        if groupdel "$group" >/dev/null 2>&1; then
-            if [ -n "$members" ]; then
-                printf 'geoattrd: purge removes group %s and with it the membership of %s; a reinstall does not restore them\n' \
-                    "$group" "$(printf '%s' "$members" | sed 's/,/, /g')" >&2
-            fi
-        else
-            printf 'geoattrd: group %s stays (groupdel refused it: is it a user'"'"'s primary group?)\n' "$group" >&2
-        fi
-    done
-fi
-# The unit files are gone: systemd forgets the units, rather than listing them as not-found.
-if { [ "$1" = "remove" ] || [ "$1" = "purge" ]; } && [ -d /run/systemd/system ]; then
-    systemctl reset-failed geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket \
-        geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
-    systemctl daemon-reload >/dev/null 2>&1 || true
-fi
-exit 0
-SCRIPT
+{
+    printf '#!/bin/sh\nset -e\n'
+    cat scripts/lib/deb-policy.sh scripts/lib/deb-prerm.sh
+} >"$root/DEBIAN/prerm"
+{
+    printf '#!/bin/sh\nset -e\n'
+    cat scripts/lib/deb-postrm.sh
+} >"$root/DEBIAN/postrm"
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 mkdir -p "$out"
 deb="$out/geoattrd_${version}_${arch}.deb"

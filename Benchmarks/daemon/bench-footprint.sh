@@ -36,8 +36,8 @@ if [ -z "$deb" ]; then
     bash scripts/make-deb.sh "$out" >/dev/null
     deb=$(ls -t "$out"/geoattrd_*_"$arch".deb | sed -n 1p)
 fi
-geodata="$(dirname "$deb")/geoattrd-geodata_$(dpkg-deb -f "$deb" Version)_all.deb"
-[ -f "$geodata" ] || geodata=
+# The index package beside it, the newest: its version is its own (FORMAT.DATA), not geoattrd's.
+geodata=$(ls -t "$(dirname "$deb")"/geoattrd-geodata_*_all.deb 2>/dev/null | sed -n 1p || true)
 root=$work/root
 dpkg-deb -x "$deb" "$root"
 [ -z "$geodata" ] || dpkg-deb -x "$geodata" "$root"

@@ -8,7 +8,7 @@ import Musl
 
 /// The arguments a command-line tool parses, without /proc.
 ///
-/// `CommandLine.arguments` comes from /proc/self/cmdline on Linux: in a chroot without /proc it
+/// `CommandLine.arguments` is found through /proc on Linux: in a chroot without /proc it
 /// is empty, and a tool parsing it would act as if called with no arguments at all (geoattrd
 /// would run the daemon, geoattrctl print its help and exit 0). The arguments glibc passed to the
 /// executable's constructors are read instead (CProgramArguments); a process that still has

@@ -1,9 +1,8 @@
 import ArgumentParser
 import GeoAttrModel
 import GeoIndex
-import ProgramArguments
 
-@main
+/// The root command; ProgramEntry runs it.
 struct GeoAttrCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geoattrctl",
@@ -25,10 +24,4 @@ struct GeoAttrCtl: AsyncParsableCommand {
         version: "\(ProductVersion.number) (index format \(IndexFormat.version))",
         subcommands: [GetCommand.self, StatusCommand.self, WatchCommand.self, RefreshCommand.self, StateCommand.self, ReloadCommand.self, DoctorCommand.self, FixCommand.self, LookupCommand.self, IndexCommand.self]
     )
-
-    /// The arguments as glibc passed them, not as /proc/self/cmdline has them: in an image being
-    /// built there may be no /proc (ProgramArguments).
-    static func main() async {
-        await main(ProgramArguments.orExit(tool: "geoattrctl"))
-    }
 }

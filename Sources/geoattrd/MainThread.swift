@@ -12,6 +12,14 @@ enum MainThread {
     static func main() {
         // Read before anything else runs: without them the daemon would start with its defaults.
         let arguments = ProgramArguments.orExit(tool: "geoattrd")
+        // What ends at parsing (--help, --version, a usage error) ends here, on the main thread,
+        // without Swift concurrency, whose Dispatch worker pool reads /proc (absent in an image
+        // being built in a chroot) and stops the process without it.
+        do {
+            _ = try GeoAttrd.parseAsRoot(arguments)
+        } catch {
+            GeoAttrd.exit(withError: error)
+        }
         let finished = DispatchSemaphore(value: 0)
         Task.detached {
             await GeoAttrd.main(arguments)

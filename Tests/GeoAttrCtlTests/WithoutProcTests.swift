@@ -1,4 +1,5 @@
 import Foundation
+import GeoAttrModel
 import Testing
 import TestSupport
 
@@ -7,13 +8,15 @@ import Glibc
 #endif
 
 /// The tools in a tree without /proc, as in an image being built in a chroot: they read their
-/// arguments from what glibc passed them, not from /proc/self/cmdline.
+/// arguments from what glibc passed them, not through /proc, and geoattrctl's commands that need
+/// neither the daemon nor gpsd run without Swift concurrency, whose Dispatch worker pool reads
+/// /proc (ProgramEntry).
 @Suite("Without /proc", .enabled(if: getuid() == 0, "mounting over /proc in a namespace of its own needs root"))
 struct WithoutProcTests {
     /// `executable arguments` in a mount namespace of its own where /proc is an empty tmpfs (and the
-    /// command fails if /proc/self/cmdline can still be read).
+    /// command fails if /proc/self can still be read).
     static func runWithoutProc(_ executable: String, _ arguments: [String]) async throws -> CommandResult {
-        let hideProc = #"mount -t tmpfs none /proc && ! test -e /proc/self/cmdline && exec "$0" "$@""#
+        let hideProc = #"mount -t tmpfs none /proc && ! test -e /proc/self && exec "$0" "$@""#
         return try await CommandResult.run(
             "/usr/bin/unshare", ["--mount", "--propagation", "private", "--", "/bin/sh", "-c", hideProc, executable] + arguments,
             timeout: .seconds(30))
@@ -27,15 +30,14 @@ struct WithoutProcTests {
         #expect(result.stdout.contains(#""geo.country.iso_code":"AA""#), "stdout: \(result.stdout)")
     }
 
-    @Test("geoattrd --check-config checks and prints the settings; it does not run the daemon")
-    func checkConfigWithoutProc() async throws {
-        let directory = try TemporaryDirectory(prefix: "noproc")
-        _ = try directory.write("log:\n  level: info\n", to: "geoattrd.yaml")
-        let result = try await Self.runWithoutProc(
-            BuiltProducts.path(of: "geoattrd"),
-            ["--config", directory.file("geoattrd.yaml"), "--state-dir", directory.path, "--state-file", directory.file("s"), "--check-config"])
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        #expect(result.stdout.contains("log.level = info"), "stdout: \(result.stdout)")
+    @Test("geoattrd reads its arguments: --version prints the version, an unknown option is a usage error; no daemon starts")
+    func geoattrdArgumentsWithoutProc() async throws {
+        let version = try await Self.runWithoutProc(BuiltProducts.path(of: "geoattrd"), ["--version"])
+        #expect(version.status == 0, "stderr: \(version.stderr)")
+        #expect(version.stdout.hasPrefix(ProductVersion.number + " "), "stdout: \(version.stdout)")
+        let unknown = try await Self.runWithoutProc(BuiltProducts.path(of: "geoattrd"), ["--no-such-option"])
+        #expect(unknown.status == 64, "stderr: \(unknown.stderr)")
+        #expect(unknown.stderr.contains("--no-such-option"), "stderr: \(unknown.stderr)")
     }
 
     @Test("a tool started with no arguments at all, not even its name, says so and exits 70", arguments: ["geoattrctl", "geoattrd"])

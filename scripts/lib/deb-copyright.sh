@@ -14,8 +14,9 @@
 sysroot_deb() {
     source scripts/arm64/common.sh
     local found
-    found=$(find "$arm64_debs/bookworm-arm64" -name "${1}_*_arm64.deb" | head -n 1)
-    [ -n "$found" ] || { echo "deb-copyright: no $1 in $arm64_debs/bookworm-arm64" >&2; return 1; }
+    found=$(find "$arm64_debs/bookworm-arm64" -name "${1}_*_arm64.deb")
+    [ -n "$found" ] && [ "$(wc -l <<<"$found")" -eq 1 ] ||
+        { echo "deb-copyright: not one $1 in $arm64_debs/bookworm-arm64: ${found:-none}" >&2; return 1; }
     printf '%s\n' "$found"
 }
 
@@ -30,14 +31,16 @@ source_of() { # PACKAGE VERSION SOURCE-FIELD
 }
 
 static_sources() {
-    local arch=$1 package deb entries=()
+    local arch=$1 package deb version source entries=()
     for package in libgps-dev libyaml-dev; do
         if [ "$arch" = "$(dpkg --print-architecture)" ]; then
-            entries+=("$(source_of "$package" "$(dpkg-query -W -f='${Version}' "$package")" "$(dpkg-query -W -f='${Source}' "$package")")")
+            version=$(dpkg-query -W -f='${Version}' "$package") && source=$(dpkg-query -W -f='${Source}' "$package") || return 1
         else
             deb=$(sysroot_deb "$package") || return 1
-            entries+=("$(source_of "$package" "$(dpkg-deb -f "$deb" Version)" "$(dpkg-deb -f "$deb" Source)")")
+            version=$(dpkg-deb -f "$deb" Version) && source=$(dpkg-deb -f "$deb" Source) || return 1
         fi
+        [ -n "$version" ] || { echo "deb-copyright: no version of $package" >&2; return 1; }
+        entries+=("$(source_of "$package" "$version" "$source")")
     done
     local IFS=,
     printf '%s\n' "${entries[*]}" | sed 's/,/, /g'

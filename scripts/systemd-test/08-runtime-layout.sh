@@ -6,13 +6,35 @@
 #      a client (client1, group geoattr) gets the attributes but can create nothing in
 #      /run/geoattrd, write the state file or move the socket; a supervisor (super1, groups
 #      geoattr and geoattr-state) pauses and resumes the daemon through the state file, written in
-#      place; `geoattrctl doctor` finds the layout right;
+#      place; `geoattrctl doctor` finds the layout right; with a policy-rc.d that forbids it
+#      (exit 101), a reinstall neither stops nor starts the package's units;
 #   9. an upgrade from the old layout (/run/geoattrd geoattrd:geoattr 0770, no geoattr-state
 #      group, a client's symbolic link at the state file's path): what a start does to it
 #      (informational), then the package installed again (install.sh: `apt-get install
 #      --reinstall` from the repository) repairs it without following the link,
 #      and the layout holds after the next start.
 # Section 4 checks the layout again after its restart. Section 9 needs section 8's client1.
+
+# policy_reinstall: the package installed again under a policy-rc.d that answers 101: the daemon
+# the socket started keeps its process, and the socket stays listening.
+policy_reinstall() {
+    local before after socket
+    ct sh -c "printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 0755 /usr/sbin/policy-rc.d"
+    before=$(ct systemctl show -p MainPID --value geoattrd.service)
+    if ct_install reinstall geoattrd; then
+        after=$(ct systemctl show -p MainPID --value geoattrd.service)
+        socket=$(ct systemctl is-active geoattrd.socket || true)
+        if [ "$before" != 0 ] && [ "$after" = "$before" ] && [ "$socket" = active ]; then
+            pass "$(install_words reinstall) under a policy-rc.d that answers 101: geoattrd (pid $before) neither stopped nor started, geoattrd.socket still active"
+        else
+            fail "$(install_words reinstall) under a policy-rc.d that answers 101: geoattrd's pid $before, then $after; geoattrd.socket $socket"
+        fi
+    else
+        fail "$(install_words reinstall) under a policy-rc.d that answers 101 failed:"
+        printf '%s\n' "$installed" | indent
+    fi
+    ct rm -f /usr/sbin/policy-rc.d
+}
 
 section_8() {
     layout_checks "after the first start"
@@ -23,6 +45,7 @@ section_8() {
     else
         fail "client1 (group geoattr): geoattrctl get: $(printf '%s' "$got" | tail -c 300)"
     fi
+    policy_reinstall
     # Each must fail: a file, a FIFO, a symbolic link or a socket of the client's own in
     # /run/geoattrd.
     planted=()

@@ -93,11 +93,9 @@ install_offline() {
     for unit in geoattrd.socket geoattrd-gpsd.socket; do
         link=$root/etc/systemd/system/sockets.target.wants/$unit
         if [ -L "$link" ]; then
-            echo "NOTE  the package's postinst enabled $unit offline"
+            pass "the package's postinst enabled $unit offline"
         else
-            echo "NOTE  the package's postinst did not enable $unit offline: enabling it here"
-            mkdir -p "$(dirname "$link")"
-            ln -s "/lib/systemd/system/$unit" "$link"
+            fail "the package's postinst did not enable $unit offline (an image would boot without it)"
         fi
     done
 }

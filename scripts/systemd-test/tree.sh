@@ -10,7 +10,8 @@ cache=${SYSTEMD_TEST_CACHE:-/var/cache/geoattrd-ci/systemd-test}
 
 # gpsd-clients (gpsfake) depends on GTK and matplotlib (1.5 GB, and a dconf trigger that fails
 # without a session bus): the tree takes gpsd and python3-gps, and gpsfake alone from that package.
-# dbus brings libdbus-1-3, which geoattrd links (libgps and libyaml are linked in statically).
+# dbus and libdbus-1-3: the system bus a Debian device has (geoattrd itself loads no libdbus:
+# libgps and libyaml are linked in, without libgps's D-Bus reader).
 # prometheus-node-exporter: Debian's node_exporter, which sections 12 and 15 point at geoattrd's
 # textfile. nftables: gpsd's guard (section 17).
 packages=systemd,systemd-sysv,dbus,libdbus-1-3,gpsd,python3-gps,libstdc++6,iproute2,procps,prometheus-node-exporter,nftables

@@ -1,8 +1,9 @@
 // The program's arguments as glibc hands them to the executable's constructors.
 //
-// Swift's CommandLine reads the arguments of a process on Linux from /proc/self/cmdline; where
-// /proc is not mounted (a chroot building an image, before its first boot) it finds none, and a
-// command-line tool would run as if it had been given no arguments. glibc calls each function of
+// Swift's runtime finds the arguments of a process on Linux through /proc (it looks for the
+// initial stack in /proc/self/maps); where /proc is not mounted (a chroot building an image,
+// before its first boot) it finds none, and a command-line tool would run as if it had been
+// given no arguments. glibc calls each function of
 // the executable's .init_array with (argc, argv, envp) before main: arguments.c keeps them.
 #ifndef CPROGRAMARGUMENTS_H
 #define CPROGRAMARGUMENTS_H
