@@ -146,24 +146,12 @@ for release in "${releases[@]}"; do
     # --- the daemon against this release's gpsd -----------------------------------------------
     part_start=$SECONDS
     if [ -n "$installed" ]; then
-        # gpsfake alone from gpsd-clients, whose other dependencies (GTK, matplotlib) the device
-        # does not need.
-        mkdir -p "$root/root/daemon"
-        if in_tree "$root" sh -ec 'cd /root/daemon && apt-get download -qq gpsd-clients >/dev/null &&
-            dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake && rm gpsd-clients_*.deb' 2>"$work/$release.gpsfake"; then
-            cp share/tracks/demo.nmea "$root/root/daemon/demo.nmea"
-            cp scripts/lib/apt-repo-daemon.sh "$root/root/daemon/run.sh"
-            gps_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-            gpsd_version=$(chroot "$root" dpkg-query -W -f '${Version}' gpsd)
-            if answer=$(in_tree "$root" bash /root/daemon/run.sh "$gps_port" 2>&1); then
-                pass "$release: geoattrd fed by gpsd $gpsd_version (gpsfake, demo.nmea) serves FR-IDF on its socket"
-            else
-                fail "$release: geoattrd fed by gpsd $gpsd_version (gpsfake, demo.nmea): its socket did not serve FR-IDF"
-                printf '%s\n' "$answer" | tail -n 20
-            fi
+        gpsd_version=$(chroot "$root" dpkg-query -W -f '${Version}' gpsd)
+        if daemon_serves "$root" "$work/$release.daemon"; then
+            pass "$release: geoattrd fed by gpsd $gpsd_version (gpsfake, demo.nmea) serves FR-IDF on its socket"
         else
-            fail "$release: gpsfake from $release's gpsd-clients"
-            cat "$work/$release.gpsfake"
+            fail "$release: geoattrd fed by gpsd $gpsd_version (gpsfake, demo.nmea): its socket did not serve FR-IDF"
+            tail -n 20 "$work/$release.daemon"
         fi
     else
         fail "$release: geoattrd against $release's gpsd (not run: nothing installed)"
@@ -221,15 +209,9 @@ if [[ " ${releases[*]} " == *" bookworm "* && " ${releases[*]} " == *" trixie "*
         debian=$(cat "$root/etc/debian_version")
         gpsd_version=$(chroot "$root" dpkg-query -W -f '${Version}' gpsd)
         answer=$(in_tree "$root" geoattrctl lookup 48.8566,2.3522 2>&1 || true)
-        # gpsd-clients of trixie: its gpsfake goes with trixie's python3-gps.
-        rm -rf "$root/root/daemon" && mkdir -p "$root/root/daemon"
-        cp share/tracks/demo.nmea "$root/root/daemon/demo.nmea"
-        cp scripts/lib/apt-repo-daemon.sh "$root/root/daemon/run.sh"
-        gps_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        # trixie's gpsfake now, with trixie's python3-gps.
         if [ "$have" = "${offered[geoattrd]:-?} installed" ] && grep -qF '"geo.region.iso_code":"FR-IDF"' <<<"$answer" &&
-            in_tree "$root" sh -ec 'cd /root/daemon && apt-get download -qq gpsd-clients >/dev/null &&
-                dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake && rm gpsd-clients_*.deb' &&
-            in_tree "$root" bash /root/daemon/run.sh "$gps_port" >"$work/upgrade.daemon" 2>&1; then
+            daemon_serves "$root" "$work/upgrade.daemon"; then
             pass "bookworm upgraded in place to trixie (Debian $debian, gpsd $gpsd_version): geoattrd $have, answers, serves FR-IDF"
         else
             fail "bookworm upgraded in place to trixie (Debian $debian): geoattrd ${have:-missing}; lookup: $answer"

@@ -144,3 +144,20 @@ rotation_check() {
     fi
     ln -sfn "$repo" "$www/rotation-$release"
 }
+
+# daemon_serves ROOT LOG: the installed geoattrd run by hand in ROOT against the tree's own gpsd
+# (scripts/lib/apt-repo-daemon.sh), through gpsfake replaying share/tracks/demo.nmea; true once
+# its socket serves FR-IDF. gpsfake is taken alone out of the tree's release of gpsd-clients,
+# whose other dependencies (GTK, matplotlib) a device does not need, and which goes with the
+# release's python3-gps. What it printed is in LOG.
+daemon_serves() {
+    local root=$1 log=$2 port
+    rm -rf "$root/root/daemon" && mkdir -p "$root/root/daemon"
+    cp share/tracks/demo.nmea "$root/root/daemon/demo.nmea"
+    cp scripts/lib/apt-repo-daemon.sh "$root/root/daemon/run.sh"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    in_tree "$root" sh -ec 'cd /root/daemon && apt-get download -qq gpsd-clients >/dev/null &&
+        dpkg-deb --fsys-tarfile gpsd-clients_*.deb | tar -x -C / ./usr/bin/gpsfake && rm gpsd-clients_*.deb' >"$log" 2>&1 ||
+        { echo "gpsfake could not be taken from the tree's gpsd-clients" >>"$log"; return 1; }
+    in_tree "$root" bash /root/daemon/run.sh "$port" >>"$log" 2>&1
+}

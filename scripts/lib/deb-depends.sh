@@ -6,7 +6,8 @@
 # installs on both; a library that is not here stops the build until its package is added.
 deb_depends() {
     local glibc library package depends=
-    glibc=$(bash scripts/arm64/check-glibc.sh "$@" | awk '{ print $2 }' | sort -V | tail -n1) || return 1
+    # check-glibc.sh fails on a symbol newer than Debian 12's glibc; its lines go to the log too.
+    glibc=$(bash scripts/arm64/check-glibc.sh "$@" | tee /dev/stderr | awk '{ print $2 }' | sort -V | tail -n1) || return 1
     for library in $(readelf -d "$@" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
         case $library in
         libc.so.6 | libm.so.6 | libdl.so.2 | libpthread.so.0 | librt.so.1 | ld-linux-aarch64.so.1 | ld-linux-x86-64.so.2) package="libc6 (>= $glibc)" ;;
