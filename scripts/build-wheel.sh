@@ -4,8 +4,8 @@
 # interface with the Swift runtime linked in, so that `pip install` of the file is all a machine
 # without Swift needs. The wheel's platform tag names the newest glibc symbol the library uses.
 #   bash scripts/build-wheel.sh OUTDIR     prints the wheel's path
-# The Python tools that make the wheel (setuptools, wheel) live in a venv in BACKOFFICE_CACHE
-# (default /var/cache/geoattrd-ci/backoffice), outside the clone (scripts/lib/backoffice-venv.sh).
+# The Python tools that make the wheel (setuptools, wheel) live in a venv in PYTHON_VENV_CACHE
+# (default /var/cache/geoattrd-ci/python), outside the clone (scripts/lib/python-venv.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/build-wheel.sh OUTDIR}
@@ -29,9 +29,9 @@ glibc=$(objdump -T "$library" | sed -n 's/.*GLIBC_\([0-9][0-9.]*\).*/\1/p' | sor
 [ -n "$glibc" ] || { echo "build-wheel: no glibc symbol version in $library" >&2; exit 1; }
 platform=manylinux_${glibc//./_}_$(uname -m)
 
-source scripts/lib/backoffice-venv.sh
+source scripts/lib/python-venv.sh
 # shellcheck disable=SC2086
-tools=$(backoffice_venv wheel-tools - $tool_pins)
+tools=$(cached_venv wheel-tools - $tool_pins)
 "$tools" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w "$stage/dist" "$stage" >&2
 built=$(ls "$stage"/dist/geoattrd_geocoder-*.whl)
 # The library needs no particular Python: any CPython 3 loads it with ctypes.

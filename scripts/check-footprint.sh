@@ -13,7 +13,7 @@
 set -euo pipefail
 max=20000000
 if ! command -v strings >/dev/null || ! command -v readelf >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 binutils >/dev/null
 fi
 [ $# -gt 0 ] || { echo "usage: check-footprint.sh BIN..." >&2; exit 2; }
 failures=0

@@ -17,26 +17,32 @@
 # apt full-upgrade) keeps a geoattrd that answers and takes a fix from trixie's gpsd.
 # Also: README.md and docs/operating.md give the same sources entry.
 #   sudo bash scripts/debian-install-test.sh REPO [RELEASE ...]     (default: bookworm trixie)
+#   sudo bash scripts/debian-install-test.sh --prepare [RELEASE ...]    builds the trees only
 # Needs root and Debian's archive. The trees are built once (about 2 minutes each) and kept in
 # /var/cache/geoattrd-ci/trees; the arm64 package lists in /var/cache/geoattrd-ci/apt-install-test.
 # Exits non-zero when a check fails; leaves no mount and no process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-repo=$(realpath "$1")
+repo=$1
 shift
 releases=("$@")
 [ ${#releases[@]} -gt 0 ] || releases=(bookworm trixie)
-for file in dists/stable/InRelease geoattrd-archive-keyring.gpg; do
-    [ -f "$repo/$file" ] || { echo "debian-install-test: $repo/$file is missing: not a repository of scripts/make-apt-repo.sh" >&2; exit 64; }
-done
 source scripts/lib/debian-tree.sh
 source scripts/lib/apt-repo-test.sh
 # What the device has before geoattrd: gpsd and its Python module (gpsfake's); the rest comes
 # from apt.
 tree_packages=ca-certificates,gpsd,python3-gps
+if [ "$repo" = --prepare ]; then
+    for release in "${releases[@]}"; do release_tree "$release" >/dev/null; done
+    exit 0
+fi
+repo=$(realpath "$repo")
+for file in dists/stable/InRelease geoattrd-archive-keyring.gpg; do
+    [ -f "$repo/$file" ] || { echo "debian-install-test: $repo/$file is missing: not a repository of scripts/make-apt-repo.sh" >&2; exit 64; }
+done
 cache=/var/cache/geoattrd-ci/apt-install-test
-command -v gpg >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gpg >/dev/null
+command -v gpg >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 gpg >/dev/null
 
 work=$(mktemp -d /tmp/geoattrd-install-test.XXXXXX)
 mounted=() gnupg_homes=() server_pid=

@@ -17,7 +17,7 @@ seconds=$((10#$seconds))
 
 bash scripts/install-deps.sh
 if ! python3 -m venv --help >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 python3-venv python3-pip >/dev/null
 fi
 swift build --product geoattrd >&2
 swift build --product geoattrctl >&2

@@ -2,6 +2,7 @@
 # libFuzzer runs of the harnesses in Fuzz/geoattr-fuzz (RELIABILITY.md, "Fuzzing"):
 #
 #   bash scripts/fuzz.sh [TARGET|all] [SECONDS]
+#   bash scripts/fuzz.sh build      the instrumented binary alone
 #
 # TARGET: http (the API's request handling in memory), http-socket (the API server end to end
 # on a Unix socket), index (the index reader), config (the configuration loader), cache (the
@@ -29,10 +30,12 @@ which=${1:-all}
 seconds=${2:-60}
 if [[ $which == all ]]; then
     targets=("${all[@]}")
+elif [[ $which == build ]]; then
+    targets=()
 elif [[ " ${all[*]} " == *" $which "* ]]; then
     targets=("$which")
 else
-    echo "usage: $0 [all|${all[*]// /|}] [SECONDS]" >&2
+    echo "usage: $0 [all|build|${all[*]// /|}] [SECONDS]" >&2
     exit 64
 fi
 
@@ -61,6 +64,7 @@ else
         -Xcc -fsanitize=fuzzer-no-link,address
     echo "fuzz: built in $(( $(date +%s) - start )) s"
 fi
+[[ $which != build ]] || exit 0
 
 # The Swift runtime's backtracer would catch the crash signal before libFuzzer saves the input.
 export SWIFT_BACKTRACE=enable=no

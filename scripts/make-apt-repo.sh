@@ -43,7 +43,7 @@ command -v gpg-agent >/dev/null || missing+=(gpg-agent)
 command -v gpgv >/dev/null || missing+=(gpgv)
 command -v xz >/dev/null || missing+=(xz-utils)
 if [ ${#missing[@]} -gt 0 ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 fi
 
 # What this script wrote in OUTDIR before is replaced: only an empty directory, or one it wrote.

@@ -39,6 +39,8 @@
 # The units tested are the package's: nothing in it is replaced.
 #
 #   sudo bash scripts/systemd-test.sh [--release R] [--section N]... [DEB [GEODATA-DEB]]
+#   sudo bash scripts/systemd-test.sh [--release R] --prepare    builds the tree only (CI does
+#                  this in the background, beside the test suite)
 #     --release R  the Debian release of the container: bookworm (default) or trixie; or
 #                  DEBIAN_RELEASE=R
 #     DEB          default: the newest dist/geoattrd_*_ARCH.deb (ARCH: dpkg --print-architecture)
@@ -64,7 +66,7 @@ cd "$(dirname "$0")/.."
 wanted=${SYSTEMD_TEST_SECTIONS:-}
 release=${DEBIAN_RELEASE:-bookworm}
 usage="usage: scripts/systemd-test.sh [--release bookworm|trixie] [--section N]... [DEB [GEODATA-DEB]]"
-positional=()
+positional=() prepare=
 while [ $# -gt 0 ]; do
     case $1 in
     --release) release=${2:-}; shift 2 || { echo "systemd-test: --release takes a release ($usage)" >&2; exit 1; } ;;
@@ -75,6 +77,7 @@ while [ $# -gt 0 ]; do
         shift 2
         ;;
     --section=*) wanted+=" ${1#--section=}"; shift ;;
+    --prepare) prepare=yes; shift ;;
     --) shift; positional+=("$@"); break ;;
     -*) echo "systemd-test: unknown option $1 ($usage)" >&2; exit 1 ;;
     *) positional+=("$1"); shift ;;
@@ -86,6 +89,23 @@ bookworm) defaults=(1 8 2 3 4 5 6 7 9 10 11 12 13 14 15 16 17 18) ;;
 trixie) defaults=(19 20 1 8 2 3 4 5 6 7 15 17 18) ;;
 *) echo "systemd-test: no release '$release' (bookworm or trixie)" >&2; exit 1 ;;
 esac
+
+[ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (debootstrap, mounts, systemd-nspawn)" >&2; exit 1; }
+# The tree, the container, and the repository's signing key (make-apt-repo.sh installs the rest).
+missing=()
+command -v debootstrap >/dev/null || missing+=(debootstrap)
+command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
+command -v gpg >/dev/null || missing+=(gpg)
+command -v gpg-agent >/dev/null || missing+=(gpg-agent)
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+fi
+if [ -n "$prepare" ]; then
+    source scripts/systemd-test/tree.sh
+    build_tree
+    exit 0
+fi
 
 arch=$(dpkg --print-architecture)
 deb=${1:-$(ls -t dist/geoattrd_*_"$arch".deb 2>/dev/null | head -n 1 || true)}
@@ -170,18 +190,6 @@ shared=
 for n in "${order[@]}"; do
     if [ "$n" != 18 ] && [ -n "${selected[$n]:-}" ]; then shared=yes; fi
 done
-
-[ "$(id -u)" -eq 0 ] || { echo "systemd-test: needs root (debootstrap, mounts, systemd-nspawn)" >&2; exit 1; }
-# The tree, the container, and the repository's signing key (make-apt-repo.sh installs the rest).
-missing=()
-command -v debootstrap >/dev/null || missing+=(debootstrap)
-command -v systemd-nspawn >/dev/null || missing+=(systemd-container)
-command -v gpg >/dev/null || missing+=(gpg)
-command -v gpg-agent >/dev/null || missing+=(gpg-agent)
-if [ ${#missing[@]} -gt 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
 
 if [ -z "${wanted//[ ,]/}" ]; then
     echo "systemd-test: Debian $release, sections $(for n in "${order[@]}"; do [ -z "${selected[$n]:-}" ] || echo "$n"; done | paste -sd ' ')"

@@ -45,7 +45,7 @@ bash scripts/gpsfake-trixie.sh --prepare
 GEOATTRD_GPSFAKE="bash scripts/gpsfake-trixie.sh" GEOATTRD_GPSD_RELEASE=3.25 swift test --skip-build --filter GeoAttrGPSDTests --filter FixCommandTests
 
 # The Python OpenTelemetry integration against the daemon just built, with the newest and the
-# oldest opentelemetry-sdk it supports (virtual environments under .build-python/).
+# oldest opentelemetry-sdk it supports (virtual environments outside the clone: scripts/lib/python-venv.sh).
 bash integrations/python/test.sh
 
 # The back office's wheel (geoattrd-geocoder), installed as a user installs it: the Arrow door

@@ -18,8 +18,8 @@ swift build -c release -j 1 --product geoattrctl >&2
 swift build -c release -j 1 --product geoindex-bench >&2
 bin=$(swift build -c release --show-bin-path)
 wheel=$(realpath "$(bash scripts/build-wheel.sh .build-wheel/out | tail -n 1)")
-source scripts/lib/backoffice-venv.sh
-python=$(backoffice_venv bench-venv "$wheel" pyarrow==26.0.1 pandas==2.3.3 pyspark==4.1.1 duckdb==1.5.5 duckdb-extension-spatial==1.5.5)
+source scripts/lib/python-venv.sh
+python=$(cached_venv bench-venv "$wheel" pyarrow==26.0.1 pandas==2.3.3 pyspark==4.1.1 duckdb==1.5.5 duckdb-extension-spatial==1.5.5)
 
 points() {  # points FILE COUNT SET: geoindex-bench's point set, written once
     [ -s "$bench/$1" ] || "$bin/geoindex-bench" points "$2" --set "$3" --seed 42 --places "$cache/out/cities.txt" >"$bench/$1"

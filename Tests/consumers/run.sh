@@ -3,8 +3,8 @@
 # rendered by geoattrd's own encoders (the escaping-corpus tool, built by swift build):
 # opentelemetry-sdk's OTEL_RESOURCE_ATTRIBUTES parser, with the newest and the oldest SDK the
 # Python integration supports, and python-dotenv (Tests/consumers/readers.py says what each must
-# read back). Virtual environments under .build-python/consumers-sdk-VERSION, kept between runs
-# and made again when a pin changes.
+# read back). Virtual environments consumers-sdk-VERSION (scripts/lib/python-venv.sh: outside the
+# clone, made again when a pin changes).
 #
 #   bash Tests/consumers/run.sh [COUNT [SEED]]     # default: 400 random values and the shapes
 set -euo pipefail
@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 corpus_tool=${ESCAPING_CORPUS:-$root/.build/debug/escaping-corpus}
 DOTENV=1.2.4
 SDKS=(1.45.2 1.18.0)   # as integrations/python/test.sh
-python=/usr/bin/python3   # Debian's, as the integration's tests use
+source "$root/scripts/lib/python-venv.sh"
 
 if [[ ! -x $corpus_tool ]]; then
     echo "consumers: no $corpus_tool: run swift build first (or set ESCAPING_CORPUS)" >&2
@@ -25,16 +25,9 @@ trap 'rm -rf "$work"' EXIT
 status=0
 readers=(otel dotenv)
 for sdk in "${SDKS[@]}"; do
-    venv=$root/.build-python/consumers-sdk-$sdk
-    pins="opentelemetry-api==$sdk opentelemetry-sdk==$sdk python-dotenv==$DOTENV"
-    if [[ ! -x $venv/bin/python || "$(cat "$venv/.pins" 2>/dev/null)" != "$python $pins" ]]; then
-        rm -rf "$venv"
-        "$python" -m venv "$venv"
-        # shellcheck disable=SC2086
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check $pins
-        echo "$python $pins" >"$venv/.pins"
-    fi
-    "$venv/bin/python" "$root/Tests/consumers/readers.py" "$work/corpus" "${readers[@]}" || status=1
+    # shellcheck disable=SC2086
+    python=$(cached_venv "consumers-sdk-$sdk" - opentelemetry-api==$sdk opentelemetry-sdk==$sdk python-dotenv==$DOTENV)
+    "$python" "$root/Tests/consumers/readers.py" "$work/corpus" "${readers[@]}" || status=1
     # python-dotenv is the same in both environments: once is enough.
     readers=(otel)
 done

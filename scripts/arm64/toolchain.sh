@@ -44,7 +44,7 @@ host_tools() {
     state=built
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 swift_deb() { echo "$arm64_debs/${1}_${swift_version}_$2.deb"; }

@@ -14,14 +14,21 @@ apt_trouble() {
     grep -E '^(W|E|Err|Warning|Error):|NO_PUBKEY|EXPKEYSIG|signature|not signed|Signed-By|sqv|gpgv' "$1" || true
 }
 
+# release_tree RELEASE: prints the path of the cached tree of RELEASE (amd64) with $tree_packages,
+# built once.
+release_tree() {
+    local packages=$tree_packages
+    # gpsfake of Debian 12 imports distutils, which python3.11 splits out (13 has none).
+    [ "$1" != bookworm ] || packages+=,python3-distutils
+    debian_tree "$1" amd64 "$packages"
+}
+
 # overlay_tree RELEASE NAME: mounts a writable overlay over the cached tree of RELEASE (amd64)
 # at $work/NAME/root and sets tree_root to it (not printed: the mount is recorded for the
 # clean-up in this shell). The cached tree is never written.
 overlay_tree() {
-    local release=$1 name=$2 lower packages=$tree_packages
-    # gpsfake of Debian 12 imports distutils, which python3.11 splits out (13 has none).
-    [ "$release" != bookworm ] || packages+=,python3-distutils
-    lower=$(debian_tree "$release" amd64 "$packages")
+    local release=$1 name=$2 lower
+    lower=$(release_tree "$release")
     mkdir -p "$work/$name/upper" "$work/$name/work" "$work/$name/root"
     mount -t overlay overlay -o "lowerdir=$lower,upperdir=$work/$name/upper,workdir=$work/$name/work" "$work/$name/root"
     mounted+=("$work/$name/root")

@@ -10,7 +10,7 @@
 # finding: three attempts, 20 s apart.
 debian_tree() {
     local release=$1 arch=$2 packages=${3:-} trees=${DEBIAN_TREES:-/var/cache/geoattrd-ci/trees}
-    local recipe key dir mirror attempt log
+    local recipe key dir
     recipe="$release $arch minbase ${packages} v1"
     key=$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
     dir=$trees/$release-$arch-$key
@@ -18,6 +18,20 @@ debian_tree() {
         printf '%s\n' "$dir/root"
         return 0
     fi
+    # CI prepares trees in the background while tests that want the same tree may start: one
+    # builds it, the others wait for it (the lock is released when the subshell ends).
+    mkdir -p "$trees"
+    (
+        flock 8
+        [ "$(cat "$dir/recipe" 2>/dev/null || true)" = "$recipe" ] || debian_tree_build "$release" "$arch" "$packages" "$recipe" "$dir"
+    ) 8>"$trees/.lock-$release-$arch-$key" || return 1
+    printf '%s\n' "$dir/root"
+}
+
+# debian_tree_build RELEASE ARCH PACKAGES RECIPE DIR: debootstraps the tree into DIR/root, under
+# debian_tree's lock.
+debian_tree_build() {
+    local release=$1 arch=$2 packages=$3 recipe=$4 dir=$5 mirror attempt log
     mirror=${DEBIAN_MIRROR:-}
     if [ -z "$mirror" ]; then
         mirror=$( { sed -n 's/^URIs:[[:space:]]*//p' /etc/apt/sources.list.d/*.sources 2>/dev/null | tr ' ' '\n'
@@ -25,7 +39,8 @@ debian_tree() {
         } | grep -E '^https?://.*/debian/?$' | head -n 1 || true)
         mirror=${mirror:-http://deb.debian.org/debian}
     fi
-    command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    command -v debootstrap >/dev/null ||
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 debootstrap >/dev/null
     if [ "$arch" != "$(dpkg --print-architecture)" ]; then
         echo "debian-tree: $arch: this machine bootstraps $(dpkg --print-architecture) trees only" >&2
         return 64
@@ -48,5 +63,4 @@ debian_tree() {
     done
     rm -rf "$dir/root/var/cache/apt/archives/"*.deb
     printf '%s\n' "$recipe" >"$dir/recipe"
-    printf '%s\n' "$dir/root"
 }

@@ -35,9 +35,18 @@ tree=$cache/$release-$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
 
 # build_tree: $tree/root ready to boot, made from debian_tree's tree when it is missing or of
 # another recipe.
+# Under a lock: CI prepares the trees in the background (--prepare) and a run may start meanwhile.
 build_tree() {
-    local base built=$SECONDS
     if [ "$(cat "$tree/recipe" 2>/dev/null || true)" = "$recipe" ]; then return 0; fi
+    mkdir -p "$cache"
+    (
+        flock 8
+        [ "$(cat "$tree/recipe" 2>/dev/null || true)" = "$recipe" ] || build_tree_locked
+    ) 8>"$cache/.lock-$release" || exit 1
+}
+
+build_tree_locked() {
+    local base built=$SECONDS
     echo "systemd-test: building the container's tree ($release, once; kept in $tree)"
     base=$(debian_tree "$release" "$arch" "$packages") || { echo "systemd-test: no $release tree" >&2; exit 1; }
     rm -rf "$tree"
