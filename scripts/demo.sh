@@ -23,10 +23,8 @@ swift build --product geoattrd >&2
 swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
 source scripts/lib/world-index.sh
-# Built when missing, again when this build cannot read it (an index of another format), and
-# when another builder made it (an index without what this tree's builder writes).
-builder=$(sed -n 's/^ *public static let builderName = "\(.*\)"$/\1/p' Sources/GeoIndexBuilder/GeoIndexBuilder.swift)
-if ! info=$("$bin/geoattrctl" index info "$world_index" 2>/dev/null) || ! grep -qF "by $builder (" <<<"$info"; then
+# Built when missing, and again when another builder or format made it (world_index_current).
+if ! world_index_current; then
     bash scripts/fetch-geodata.sh >&2
     bash scripts/build-world-index.sh >&2
 fi
