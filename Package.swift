@@ -61,13 +61,17 @@ let package = Package(
         // a file and the temporary names it uses. Stdlib + Glibc only: the lowest layer, under the
         // geocoder's builder and the daemon's plumbing alike.
         .target(name: "SystemWrites"),
+        // Read-only mappings that survive their file shrinking under them: a SIGBUS handler for the
+        // registered ranges, chained to the one before it. Knows POSIX signals and mmap only.
+        .target(name: "CMappingGuard"),
         // GeoPlace, the one place type, from the index to every answer, and great-circle distance.
         // Stdlib + Glibc's math only: the model, the core and the clients name a place without
         // linking the index reader.
         .target(name: "GeoPlaces"),
         // The offline reverse geocoder: memory-mapped index reader, lookup, and where the index is
-        // installed. Stdlib + Glibc only: nothing of Foundation, gpsd, sockets or the daemon.
-        .target(name: "GeoIndex", dependencies: ["GeoPlaces"]),
+        // installed. Stdlib + Glibc and the mapping guard only: nothing of Foundation, gpsd, sockets
+        // or the daemon.
+        .target(name: "GeoIndex", dependencies: ["GeoPlaces", "CMappingGuard"]),
         // Reads upstream formats (GeoJSON, GeoNames TSV, iso-codes) and writes the index. Knows the
         // index format; nothing of the daemon.
         .target(name: "GeoIndexBuilder", dependencies: ["GeoIndex", "SystemWrites"]),
@@ -269,8 +273,9 @@ let package = Package(
         ),
         // libFuzzer's driver entry point, declared for geoattr-fuzz (defined by -sanitize=fuzzer).
         .target(name: "CFuzzerDriver", path: "Fuzz/CFuzzerDriver"),
-        // The fuzz harnesses (HTTP API, index reader, config loader, cache file, state file): a
-        // libFuzzer binary when built by scripts/fuzz.sh, an input replayer otherwise. Not shipped.
+        // The fuzz harnesses (HTTP API, index reader and its C interface, config loader, cache file,
+        // state file): a libFuzzer binary when built by scripts/fuzz.sh, an input replayer
+        // otherwise. Not shipped.
         .executableTarget(
             name: "geoattr-fuzz",
             dependencies: [
@@ -282,6 +287,7 @@ let package = Package(
                 "GeoAttrServer",
                 "GeoAttrSettings",
                 "GeoIndex",
+                "GeoIndexArrow",
                 "GeoPlaces",
                 "SystemWrites",
                 "TestSupport",

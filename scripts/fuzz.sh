@@ -5,7 +5,8 @@
 #   bash scripts/fuzz.sh build      the instrumented binary alone
 #
 # TARGET: http (the API's request handling in memory), http-socket (the API server end to end
-# on a Unix socket), index (the index reader), config (the configuration loader), cache (the
+# on a Unix socket), index (the index reader), index-arrow (the back office's C interface over
+# it; both also cut the file short after the open), config (the configuration loader), cache (the
 # cache file), state (the state file).
 #
 # Builds the instrumented binary once (release, -sanitize=fuzzer,address, scratch path
@@ -25,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all=(http http-socket index config cache state)
+all=(http http-socket index index-arrow config cache state)
 which=${1:-all}
 seconds=${2:-60}
 if [[ $which == all ]]; then
@@ -84,7 +85,7 @@ done
 # harness cuts an input into up to 64 sends, each a round trip through the kernel: long requests
 # are left to `http`, which splits them at every byte. (A campaign whose rate falls steadily is
 # more likely leaking watch streams than slowed by input size: the harness checks for those.)
-declare -A max_len=([http]=4096 [http-socket]=1024 [index]=65536 [config]=2048 [cache]=8192 [state]=8192)
+declare -A max_len=([http]=4096 [http-socket]=1024 [index]=65536 [index-arrow]=65536 [config]=2048 [cache]=8192 [state]=8192)
 summary=()
 failed=0
 for target in "${targets[@]}"; do
@@ -92,7 +93,8 @@ for target in "${targets[@]}"; do
     artifacts=.fuzz/artifacts/$target
     log=.fuzz/logs/$target.log
     mkdir -p "$corpus" "$artifacts" .fuzz/logs
-    kind=${target%-socket}  # http-socket takes http's inputs
+    kind=${target%-socket}  # http-socket takes http's inputs,
+    kind=${kind%-arrow}     # index-arrow index's
     if [[ -d Fuzz/seeds/$kind ]]; then
         cp -n Fuzz/seeds/"$kind"/* "$corpus"/ 2>/dev/null || true
     fi

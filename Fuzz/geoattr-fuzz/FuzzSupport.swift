@@ -21,6 +21,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case http
     case httpSocket = "http-socket"
     case index
+    case indexArrow = "index-arrow"
     case config
     case cache
     case state
@@ -36,6 +37,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .http: try HTTPRequestFuzz()
         case .httpSocket: try HTTPSocketFuzz()
         case .index: try IndexReaderFuzz()
+        case .indexArrow: try IndexArrowFuzz()
         case .config: try ConfigLoaderFuzz()
         case .cache: try CacheFileFuzz()
         case .state: try StateFileFuzz()
@@ -47,7 +49,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func generatedSeeds() throws -> [(name: String, bytes: [UInt8])] {
         switch self {
         case .http, .httpSocket: []
-        case .index: try IndexReaderFuzz.seeds()
+        case .index, .indexArrow: try IndexReaderFuzz.seeds()
         case .config: []
         case .cache: try CacheFileFuzz.seeds()
         case .state: []

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import GeoIndex
 import GeoPlaces
 import TestSupport
@@ -9,7 +14,10 @@ import TestSupport
 /// The first byte is a mode, the rest the file. With bit 0 set the file is re-signed before it
 /// is written: its size field and both checksums are recomputed, as a forger would, so the
 /// mutations reach the section parsing and the lookups instead of stopping at the header
-/// checksum. With bit 0 clear the bytes are written as they are (the checks themselves).
+/// checksum. With bit 0 clear the bytes are written as they are (the checks themselves). With
+/// bit 7 set the file is cut short after the open, as a copy over it in place does, to a length
+/// the other bits choose: the lookups then read past its end (the mapping guard's zeros), and a
+/// reader that says it is intact must have read nothing past it.
 struct IndexReaderFuzz: FuzzHarness {
     let path = Scratch.path("fuzzed.gidx")
 
@@ -35,6 +43,8 @@ struct IndexReaderFuzz: FuzzHarness {
         }
         // The reader must be gone before the next input rewrites the file it maps.
         guard let reader = try? GeoIndexReader(path: path) else { return }
+        let shrinks = mode & 0x80 != 0
+        if shrinks { Self.shrink(path, of: bytes.count, mode: mode) }
         // What the daemon reads of it for the index version (IndexGeocoder.load).
         let info = reader.info
         _ = "format \(info.formatVersion) built \(info.buildDate) size \(info.fileSize) \(info.counts.count) \(info.attribution)"
@@ -42,9 +52,31 @@ struct IndexReaderFuzz: FuzzHarness {
             _ = reader.place(latitude: point.latitude, longitude: point.longitude)
         }
         // One more point chosen by the mode's other bits, around the fixture's features.
-        let steps = Double(mode >> 1)
+        let steps = Double((mode & 0x7F) >> 1)
         _ = reader.place(latitude: -20 + steps * 0.33, longitude: -3 + steps * 0.17)
         _ = try? reader.verifyContents()
+        // verifyContents read every byte: past an end that moved, the reader must know it.
+        if shrinks, Self.shrunkPastAPage(of: bytes.count, mode: mode), reader.isIntact {
+            fatalError("index harness: the file was cut short under the reader and every byte read, yet it says it is intact")
+        }
+    }
+
+    /// The length the file is cut to after the open: a fraction of it, in 64ths, from the mode.
+    static func shrunkLength(of count: Int, mode: UInt8) -> Int {
+        count * Int((mode & 0x7F) >> 1) / 64
+    }
+
+    /// Whether the cut removed a whole page's worth past the new end's page (what a read faults on).
+    static func shrunkPastAPage(of count: Int, mode: UInt8) -> Bool {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let firstMissingPage = (shrunkLength(of: count, mode: mode) + pageSize - 1) / pageSize * pageSize
+        return count > firstMissingPage
+    }
+
+    static func shrink(_ path: String, of count: Int, mode: UInt8) {
+        guard truncate(path, off_t(shrunkLength(of: count, mode: mode))) == 0 else {
+            fatalError("index harness: truncate: errno \(errno)")
+        }
     }
 
     /// Sets the size field and the content and header checksums the way the builder does, with
@@ -81,6 +113,9 @@ struct IndexReaderFuzz: FuzzHarness {
             let name = postal ? "fixture" : "fixture-nopostal"
             seeds.append(("\(name)-plain.bin", [0] + index))
             seeds.append(("\(name)-signed.bin", [1] + index))
+            // Cut to a quarter and to nothing after the open.
+            seeds.append(("\(name)-shrunk-quarter.bin", [0x80 | 32] + index))
+            seeds.append(("\(name)-shrunk-empty.bin", [0x80] + index))
         }
         return seeds
     }

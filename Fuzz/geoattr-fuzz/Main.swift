@@ -13,7 +13,7 @@ import Darwin
 #endif
 
 /// libFuzzer harnesses for the daemon's input parsers, one binary for all: `GEOATTR_FUZZ_TARGET`
-/// (http, http-socket, index, config, cache, state) picks one. See scripts/fuzz.sh.
+/// (http, http-socket, index, index-arrow, config, cache, state) picks one. See scripts/fuzz.sh.
 ///
 /// Built with `-sanitize=fuzzer,address -DFUZZING` it is a libFuzzer binary (every libFuzzer
 /// flag works); built normally it replays inputs, so a crash file can be run under a debugger

@@ -16,6 +16,9 @@ public struct PlacePolicy: Sendable {
         case switched
         /// No geocoder: location attributes only.
         case noGeocoder = "no-geocoder"
+        /// The geocoder's file changed under it during the lookup: location attributes only,
+        /// until the file is whole and loaded again.
+        case indexFailed = "index-failed"
     }
 
     public var stationaryDistanceMeters: Double
@@ -43,6 +46,10 @@ public struct PlacePolicy: Sendable {
             return (previousPlace, .stationary)
         }
         let candidate = geocoder.place(latitude: fix.latitude, longitude: fix.longitude)
+        guard geocoder.isIntact else {
+            pendingArea = nil
+            return (nil, .indexFailed)
+        }
         guard let previousPlace = previous?.place, !previousPlace.sameArea(as: candidate) else {
             pendingArea = nil
             return (candidate, .geocoded)

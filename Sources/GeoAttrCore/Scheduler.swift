@@ -291,6 +291,11 @@ public actor Scheduler: Service {
         let previous = store.served?.result
         let geocoder = geocoders.geocoder
         let (place, decision) = policy.place(for: fix, previous: previous, geocoder: geocoder)
+        if decision == .indexFailed, let geocoder, geocoders.fail(geocoder) {
+            logger.error(
+                "geocoder index changed while in service (its file shrank): serving location attributes only until it is whole and loaded again",
+                metadata: ["index": "\(geocoder.indexVersion)"])
+        }
         let result = LocationResult(
             fix: fix,
             place: place,

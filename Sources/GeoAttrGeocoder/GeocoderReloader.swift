@@ -84,23 +84,26 @@ public struct GeocoderReloader: Service {
 
     public func run() async {
         let (reloader, path, lastRead, onWatching) = (self, path, lastRead, onWatching)
-        let changes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let changes = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(1))
+        // The index in service found its file shrunk under it (the scheduler took it out of
+        // service): the file is read again now, and again at each change, until it is whole.
+        slot.onFailure { changes.continuation.yield("index changed under its mapping") }
         let watcher = FileWatcher(
             path: path, what: "index", logger: logger,
             onWatching: {
                 // A file replaced between the last load and the watch being in place raises no
                 // event: compare what the path names now with what was read.
-                if FileIdentity.of(path) != lastRead.get() { changes.continuation.yield() }
+                if FileIdentity.of(path) != lastRead.get() { changes.continuation.yield("file replaced") }
                 onWatching()
             }, beforeWatch: beforeWatch
         ) {
-            changes.continuation.yield()
+            changes.continuation.yield("file replaced")
         }
         await withDiscardingTaskGroup { group in
             group.addTask { await watcher.run() }
             group.addTask {
-                for await _ in changes.stream.cancelOnGracefulShutdown() {
-                    await reloader.reload(reason: "file replaced")
+                for await reason in changes.stream.cancelOnGracefulShutdown() {
+                    await reloader.reload(reason: reason)
                 }
             }
         }

@@ -28,4 +28,8 @@ public struct IndexGeocoder: Geocoding {
         reader.releaseResidentPages()
         return place
     }
+
+    /// False once the file has shrunk under the mapping (a copy in place, a truncate): the reads
+    /// past its end gave zeros, not a crash, and the answer is void.
+    public var isIntact: Bool { reader.isIntact }
 }

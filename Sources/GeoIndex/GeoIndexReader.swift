@@ -12,7 +12,10 @@ public import GeoPlaces
 ///
 /// Opening validates the header, its checksum and the section directory (no parse step: the
 /// file is used in place). Every later read is bounds-checked, so a file corrupted after the
-/// header check still cannot crash a lookup; it can only omit attributes.
+/// header check still cannot crash a lookup; it can only omit attributes. A file that shrinks
+/// after the open (copied over in place, truncated) reads as zeros past its new end rather than
+/// killing the process, and `isIntact` turns false: a caller that must not answer from such a
+/// file asks it after its lookups.
 /// `verifyContents()` checks the whole-file checksum when the caller can afford reading it all.
 public final class GeoIndexReader: Sendable {
     public let path: String
@@ -89,7 +92,13 @@ public final class GeoIndexReader: Sendable {
         }
         postalFloors = sections[IndexFormat.Section.postalFloors.rawValue].flatMap(DistanceFloorGrid.init(section:))
         postalShapes = postal != nil ? try table(.postalShapes, entrySize: 4) : nil
+        // A file that shrank between the size check and the reads above gave zeros, not itself.
+        guard file.isIntact else { throw .changedUnderMapping(path: path) }
     }
+
+    /// False once any read of the file has found it shorter than it was at the open: every
+    /// answer since may come from zeros. It stays false; open the file again once it is whole.
+    public var isIntact: Bool { file.isIntact }
 
     /// The header, checked (magic, version, size, checksum), and the section directory, each
     /// section bounds-checked against the file.
@@ -158,6 +167,7 @@ public final class GeoIndexReader: Sendable {
         }
         var checksum = Checksum64()
         checksum.update(content.rawBuffer)
+        guard file.isIntact else { throw .changedUnderMapping(path: path) }
         guard checksum.value == contentChecksum else { throw .checksumMismatch(path: path, part: "content") }
     }
 

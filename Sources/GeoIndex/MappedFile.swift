@@ -5,12 +5,18 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CMappingGuard
 
 /// A whole file mapped read-only; unmapped when the last reference goes away.
+///
+/// The mapping is guarded (CMappingGuard): when the file shrinks under it (a copy in place, a
+/// truncate), a read past the new end sees zeros instead of killing the process with SIGBUS, and
+/// `isIntact` turns false for good. Callers ask it after their reads and discard what they read.
 final class MappedFile: @unchecked Sendable {
     // Immutable after init; the mapping is PROT_READ so concurrent readers are safe.
     let bytes: ByteView
     private let mappedLength: Int
+    private let guardSlot: Int32
 
     init(path: String) throws(GeoIndexError) {
         // Not through a symbolic link, and never blocking on a FIFO planted at the path: only a
@@ -37,6 +43,13 @@ final class MappedFile: @unchecked Sendable {
         // Lookups touch a few scattered pages; without this, each fault reads ahead and maps
         // neighbouring pages too, and most of the index ends up resident on a small device.
         _ = madvise(address, size, Int32(MADV_RANDOM))
+        let slot = CMappingGuard_register(address, size)
+        guard slot >= 0 else {
+            let code = errno
+            munmap(address, size)
+            throw .cannotGuard(path: path, errno: code)
+        }
+        guardSlot = slot
         mappedLength = size
         bytes = ByteView(base: UnsafeRawPointer(address), count: size)
     }
@@ -47,7 +60,11 @@ final class MappedFile: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength, Int32(MADV_DONTNEED))
     }
 
+    /// False once a read has found the file shorter than when it was mapped.
+    var isIntact: Bool { !CMappingGuard_damaged(guardSlot) }
+
     deinit {
+        CMappingGuard_unregister(guardSlot)
         munmap(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength)
     }
 }

@@ -99,7 +99,8 @@ struct LookupCommand: ParsableCommand {
 
             Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and \
             the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or \
-            the output cannot be written; 2 the point is out of range (an error object is printed); \
+            it shrank while it was open (nothing read from it after that is printed), or the output \
+            cannot be written; 2 the point is out of range (an error object is printed); \
             64 invalid arguments.
             """)
 
@@ -143,6 +144,8 @@ struct LookupCommand: ParsableCommand {
             print(String(decoding: out, as: UTF8.self))
             throw ExitCode(2)
         }
-        print(PlaceJSON.render(reader.place(latitude: latitude, longitude: longitude), latitude: latitude, longitude: longitude))
+        let place = reader.place(latitude: latitude, longitude: longitude)
+        guard reader.isIntact else { throw GeoIndexError.changedUnderMapping(path: reader.path) }
+        print(PlaceJSON.render(place, latitude: latitude, longitude: longitude))
     }
 }

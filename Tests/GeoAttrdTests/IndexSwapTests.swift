@@ -77,6 +77,51 @@ struct IndexSwapTests {
         #expect(await daemon.stop() == 0)
     }
 
+    @Test("an index cut short under the daemon's mapping kills nothing: coordinates alone, then the whole file again")
+    func indexShrunkUnderTheMapping() async throws {
+        let fixture = try Fixture.build(postal: false)
+        let directory = try TemporaryDirectory(prefix: "geoattrd")
+        let index = directory.file("area.gidx")
+        try FileManager.default.copyItem(atPath: fixture.index, toPath: index)
+        let whole = try Fixture.readBytes(index)
+        func at(_ latitude: Double, _ longitude: Double) -> String {
+            "gpsd:\n  enabled: false\nstatic:\n  latitude: \(latitude)\n  longitude: \(longitude)\n"
+        }
+        let daemon = try DaemonProcess(config: at(1.5, 1.0), arguments: ["--index", index], directory: directory)
+        let started = try await daemon.waitForGeneration()
+        let version = try #require(started.indexVersion, "no index in service: \(daemon.log.text)")
+        let client = GeoAttrClient(socketPath: daemon.socketPath)
+        #expect(try await client.attributes().attributes["geo.country.iso_code"] == .string("AA"))
+
+        // Cut short in place, as a copy over it does first (truncate(2) raises no inotify event:
+        // the index in service is the same mapping, now short), then a fix elsewhere (BB).
+        #expect(truncate(index, 4096) == 0)
+        try at(1.0, 3.0).write(toFile: daemon.configFile, atomically: true, encoding: .utf8)
+        let reload = try await CommandResult.run(
+            BuiltProducts.path(of: "geoattrctl"), ["reload", "--state-dir", daemon.stateDirectory, "--timeout", "20"])
+        #expect(reload.status == 0, "\(reload.stderr)")
+        let moved = try await client.refresh(wait: .seconds(10))
+        #expect(moved.text.contains("geo.location.lat"), "\(moved.text)")
+        #expect(!moved.text.contains("geo.country.iso_code"), "a place from an index cut short: \(moved.text)")
+        let failed = try await daemon.waitForStatus("the index out of service, its file refused") {
+            $0.indexVersion == nil && $0.indexProblem != nil
+        }
+        #expect(failed.indexProblem?.contains("truncated") == true, "\(String(describing: failed.indexProblem))")
+        #expect(daemon.count("geocoder index changed while in service") == 1, "\(daemon.log.text)")
+        #expect(try await client.attributes().attributes.keys.sorted() == ["geo.location.lat", "geo.location.lon"])
+
+        // The copy finishes (written whole, closed): the reloader takes the file, and the next fix
+        // is geocoded again.
+        try Fixture.writeBytes(whole, to: index)
+        let back = try await daemon.waitForStatus("the whole file in service again") {
+            $0.indexVersion == version && $0.indexProblem == nil
+        }
+        #expect(back.indexVersion == version)
+        let again = try await client.refresh(wait: .seconds(10))
+        #expect(again.text.contains("\"geo.country.iso_code\":\"BB\""), "\(again.text)")
+        #expect(await daemon.stop() == 0, "\(daemon.log.text)")
+    }
+
     @Test("without an index the daemon serves coordinates alone and says so")
     func degradedWithoutIndex() async throws {
         let daemon = try DaemonProcess(config: "gpsd:\n  enabled: false\nstatic:\n  latitude: 1.5\n  longitude: 1.0\n")

@@ -44,4 +44,4 @@ cd "$here"
 main=$(cached_venv test-venv "$wheel" $pins "duckdb==$duckdb_oldest")
 "$main" -m pytest -q -p no:cacheprovider "$@"
 newest=$(cached_venv duckdb-newest-venv "$wheel" pyarrow==26.0.1 numpy==2.4.6 pytest==9.0.3 "duckdb==$duckdb_newest")
-"$newest" -m pytest -q -p no:cacheprovider tests/test_engines.py -k duckdb "$@"
+"$newest" -m pytest -q -p no:cacheprovider tests/test_engines.py tests/test_shrunk_index.py -k duckdb "$@"

@@ -5,7 +5,9 @@
 #      any local user reaches gpsd; on, that user is refused (a reset) while root's and the
 #      relay's user's (geoattrd-gpsd) go through, geoattrd still reaches gpsd through its relay,
 #      doctor says a local user no one named is refused, and a name in GPSD_GUARD_USERS lets that
-#      user in; stopped, the table is gone.
+#      user in; whatever flushes the ruleset (nftables' first start, its restart, `nft -f
+#      /etc/nftables.conf` by hand, `systemctl stop nftables`) has the table back within 2 s, the
+#      outsider refused again and the guard active; stopped, the table is gone.
 # It needs section 15's outsider and ruled.
 
 section_17() {
@@ -67,6 +69,8 @@ print("reports" if b"VERSION" in s.recv(4096) else "silent")' 2>&1 || echo "fail
         fail "GPSD_GUARD_USERS with outsider: outsider got '$named', ruled '$(gpsd_as ruled)'"
     fi
     rm -f "$root/etc/default/geoattrd-gpsd-guard"
+    ct systemctl reload geoattrd-gpsd-guard.service || true
+    guard_after_flushes
     ct systemctl stop geoattrd-gpsd-guard.service || true
     tables=$(ct nft list tables 2>&1 || true)
     if [[ $tables != *geoattrd_gpsd_guard* ]] && [ "$(gpsd_as outsider)" = reports ]; then
@@ -74,4 +78,32 @@ print("reports" if b"VERSION" in s.recv(4096) else "silent")' 2>&1 || echo "fail
     else
         fail "after systemctl stop geoattrd-gpsd-guard: tables '$tables'"
     fi
+}
+
+# guard_after_flushes: each way the ruleset gets flushed, then: the guard's table back within 2 s
+# (polled every 0.1 s), the outsider refused, the guard unit active. nftables.conf is Debian's
+# (it begins with "flush ruleset").
+guard_after_flushes() {
+    local how started waited back state outsider
+    for how in "systemctl enable --now nftables.service" "systemctl restart nftables.service" \
+        "nft -f /etc/nftables.conf" "systemctl stop nftables.service"; do
+        # Present before, so that "back" is the watcher's doing.
+        ct nft list table inet geoattrd_gpsd_guard >/dev/null 2>&1 || { fail "$how: the guard's table is missing before it"; continue; }
+        ct sh -c "$how" >/dev/null 2>&1 || { fail "$how failed"; continue; }
+        started=$(date +%s%N) back=
+        while :; do
+            waited=$((($(date +%s%N) - started) / 1000000))
+            if ct nft list table inet geoattrd_gpsd_guard >/dev/null 2>&1; then back=yes; break; fi
+            [ "$waited" -lt 2000 ] || break
+            sleep 0.1
+        done
+        state=$(ct systemctl is-active geoattrd-gpsd-guard.service 2>&1 || true)
+        outsider=$(gpsd_as outsider)
+        if [ -n "$back" ] && [ "$state" = active ] && [ "$outsider" = refused ]; then
+            pass "$how: the guard's table is back within ${waited} ms of the command's return (the watcher), outsider refused, the guard $state"
+        else
+            fail "$how: table back: ${back:-no, after $waited ms}; the guard $state; outsider got '$outsider'"
+            ct journalctl -q -o cat --no-pager -u geoattrd-gpsd-guard.service | tail -n 10 | indent || true
+        fi
+    done
 }

@@ -5,6 +5,7 @@ from sources this file writes."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -19,6 +20,21 @@ def square(x0, y0, x1, y1):
 def feature(properties, *polygons):
     return {"type": "Feature", "properties": properties,
             "geometry": {"type": "MultiPolygon", "coordinates": [[ring] for ring in polygons]}}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark local[2] session for the tests that need one (it takes seconds to start). A
+    task that fails is not tried again: a test that expects a failure gets it at once."""
+    from pyspark.sql import SparkSession
+
+    # The executors' Python is this one, where the package is.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (SparkSession.builder.master("local[2]").appName("geoattrd-geocoder-test")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.task.maxFailures", "1").getOrCreate())
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="session")

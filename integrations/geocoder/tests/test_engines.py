@@ -1,7 +1,6 @@
 """DuckDB's and Spark's doors give the Arrow door's answers."""
 import os
 import random
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -39,24 +38,16 @@ def test_duckdb_geo_lookup_from_sql(index):
     assert got.column("geo_country_iso_code").null_count < table.num_rows
 
 
-def test_spark_enrich_local_2(index, tmp_path):
-    from pyspark.sql import SparkSession
+def test_spark_enrich_local_2(index, tmp_path, spark):
     from geoattrd_geocoder.spark import enrich
 
     table = sample_table()
     want, columns = expected(index, table)
     pq.write_table(table, tmp_path / "points.parquet")
-    # The executors' Python is this one, where the package is.
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = (SparkSession.builder.master("local[2]").appName("geoattrd-geocoder-test")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    try:
-        df = spark.read.parquet(str(tmp_path / "points.parquet"))
-        out = enrich(df, lat="lat", lon="lon", index=os.path.abspath(index))
-        assert out.columns == ["id", "lat", "lon"] + columns
-        out.write.parquet(str(tmp_path / "enriched"))
-    finally:
-        spark.stop()
+    df = spark.read.parquet(str(tmp_path / "points.parquet"))
+    out = enrich(df, lat="lat", lon="lon", index=os.path.abspath(index))
+    assert out.columns == ["id", "lat", "lon"] + columns
+    out.write.parquet(str(tmp_path / "enriched"))
     got = pq.read_table(tmp_path / "enriched").sort_by("id")
     assert got.num_rows == table.num_rows
     for column in columns:

@@ -8,7 +8,7 @@ found through `SparkFiles.get`.
 import os
 
 from ._library import column_names
-from .geocoder import Geocoder
+from .geocoder import Geocoder, IndexRefused
 
 _opened = {}
 
@@ -43,7 +43,13 @@ def enrich(df, lat="lat", lon="lon", index="/usr/share/geoattrd/world.gidx"):
 
     def run(batches):
         geocoder = _executor_geocoder(index)
-        for batch in batches:
-            yield geocoder.lookup_arrow(batch, lat=lat, lon=lon)
+        try:
+            for batch in batches:
+                yield geocoder.lookup_arrow(batch, lat=lat, lon=lon)
+        except IndexRefused:
+            # The file shrank under this process's mapping: the task fails, and the next one here
+            # (Spark's retry) opens the file again.
+            _opened.pop(index, None)
+            raise
 
     return df.mapInArrow(run, schema)
