@@ -23,7 +23,8 @@ for path in ./usr/bin/geoattrd ./usr/bin/geoattrctl ./usr/lib/systemd/system/geo
     ./usr/lib/systemd/system/geoattrd.socket ./usr/lib/systemd/system/geoattrd-gpsd.socket \
     ./usr/lib/systemd/system/geoattrd-gpsd.service ./usr/lib/systemd/system/geoattrd-metrics.socket \
     ./usr/lib/systemd/system/geoattrd-metrics-proxy.socket ./usr/lib/systemd/system/geoattrd-metrics-proxy.service \
-    ./usr/lib/systemd/system/geoattrd-gpsd-guard.service ./usr/lib/geoattrd/gpsd-guard \
+    ./usr/lib/systemd/system/geoattrd-gpsd-guard.service ./usr/lib/systemd/system/geoattrd-metrics-guard.service \
+    ./usr/lib/geoattrd/port-guard \
     ./usr/lib/sysusers.d/geoattrd.conf ./usr/lib/tmpfiles.d/geoattrd.conf \
     ./etc/geoattrd/geoattrd.yaml ./usr/share/geoattrd/; do
     grep -q " $path\$" <<<"$contents" || { echo "check-deb: $path is missing" >&2; exit 1; }

@@ -23,7 +23,9 @@ cp systemd/geoattrd.socket systemd/geoattrd-gpsd.socket systemd/geoattrd-gpsd.se
     systemd/geoattrd-metrics-proxy.socket systemd/geoattrd-metrics-proxy.service "$work/"
 sed -e "s|^ExecStart=/usr/bin/geoattrd |ExecStart=$bin |" -e "s|^ExecReload=/usr/bin/geoattrctl |ExecReload=$ctl |" \
     systemd/geoattrd.service >"$work/geoattrd.service"
-sed "s|=/usr/lib/geoattrd/gpsd-guard|=$PWD/systemd/geoattrd-gpsd-guard|" systemd/geoattrd-gpsd-guard.service >"$work/geoattrd-gpsd-guard.service"
+for unit in geoattrd-gpsd-guard.service geoattrd-metrics-guard.service; do
+    sed "s|=/usr/lib/geoattrd/port-guard|=$PWD/systemd/geoattrd-port-guard|" "systemd/$unit" >"$work/$unit"
+done
 # verify runs man(1) for each Documentation=man:PAGE(N): the tree's pages, as installed.
 for page in man/*.[1-8]; do
     mkdir -p "$work/man/man${page##*.}"
@@ -31,13 +33,13 @@ for page in man/*.[1-8]; do
 done
 output=$(cd "$work" && MANPATH="$work/man:" systemd-analyze verify geoattrd.service geoattrd.socket geoattrd-gpsd.socket \
     geoattrd-gpsd.service geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service \
-    geoattrd-gpsd-guard.service 2>&1 || true)
+    geoattrd-gpsd-guard.service geoattrd-metrics-guard.service 2>&1 || true)
 if [ -n "$output" ]; then
     echo "check-units: systemd-analyze verify complained:" >&2
     echo "$output" >&2
     exit 1
 fi
-echo "systemd-analyze verify: clean (8 units)"
+echo "systemd-analyze verify: clean (9 units)"
 # gpsd's guard at boot, beside gpsd's own socket: enabled, it must fit in the boot's ordering
 # (systemd deletes a job to break an ordering cycle, and then gpsd or the guard never starts).
 printf '[Unit]\nDescription=boot with the guard enabled\nWants=geoattrd-gpsd-guard.service gpsd.socket sockets.target basic.target sysinit.target\n' \

@@ -47,8 +47,9 @@ if [ "$1" = "configure" ]; then
     # Where no unit may start (not booted, or a policy-rc.d that forbids it), the units are
     # enabled and start at the next boot.
     if units_may start; then
-        # gpsd's guard, where the operator enabled it, with this package's script.
-        systemctl try-reload-or-restart geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+        # The port guards where they run (gpsd's, where the operator enabled it; the metrics port's,
+        # with its socket), with this package's script.
+        systemctl try-reload-or-restart geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
         # The Prometheus sockets are the operator's to enable; prerm stopped those that were, and
         # they start again with the others, before any client can start the daemon without them.
         sockets="geoattrd.socket geoattrd-gpsd.socket"

@@ -2,11 +2,11 @@
 # before it). POSIX sh: dash runs it.
 if [ "$1" = "remove" ] || [ "$1" = "purge" ]; then
     deb-systemd-helper disable geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
 fi
 if [ "$1" = "purge" ]; then
     deb-systemd-helper purge geoattrd.socket geoattrd.service geoattrd-gpsd.socket \
-        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+        geoattrd-metrics.socket geoattrd-metrics-proxy.socket geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
     rm -rf /var/lib/geoattrd /run/geoattrd /etc/geoattrd
     rm -f /etc/systemd/system/sockets.target.wants/geoattrd.socket /etc/systemd/system/sockets.target.wants/geoattrd-gpsd.socket \
         /etc/systemd/system/sockets.target.wants/geoattrd-metrics.socket \
@@ -35,7 +35,7 @@ fi
 if { [ "$1" = "remove" ] || [ "$1" = "purge" ]; } && [ -d /run/systemd/system ]; then
     systemctl reset-failed geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
         geoattrd-metrics.socket geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket \
-        geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+        geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
     systemctl daemon-reload >/dev/null 2>&1 || true
 fi
 exit 0

@@ -10,9 +10,10 @@ if units_may stop; then
     fi
     systemctl stop geoattrd.service geoattrd.socket geoattrd-gpsd.service geoattrd-gpsd.socket \
         geoattrd-metrics-proxy.service geoattrd-metrics-proxy.socket geoattrd-metrics.socket >/dev/null 2>&1 || true
-    # gpsd's guard stays in place through an upgrade: stopping it would open gpsd meanwhile.
+    # The port guards stay in place through an upgrade: stopping them would open the ports
+    # meanwhile.
     if [ "$1" = "remove" ]; then
-        systemctl stop geoattrd-gpsd-guard.service >/dev/null 2>&1 || true
+        systemctl stop geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
     fi
 fi
 exit 0

@@ -80,30 +80,38 @@ print("reports" if b"VERSION" in s.recv(4096) else "silent")' 2>&1 || echo "fail
     fi
 }
 
-# guard_after_flushes: each way the ruleset gets flushed, then: the guard's table back within 2 s
-# (polled every 0.1 s), the outsider refused, the guard unit active. nftables.conf is Debian's
-# (it begins with "flush ruleset").
+# guard_after_flushes: each way the ruleset gets flushed, then: the guards' tables back within 2 s
+# (polled every 0.1 s; the metrics port's too, when section 11 started its socket), the outsider
+# refused by gpsd's, the guards active. nftables.conf is Debian's (it begins with "flush ruleset").
 guard_after_flushes() {
-    local how started waited back state outsider
+    local how started waited back state outsider tables=(geoattrd_gpsd_guard) units=(geoattrd-gpsd-guard.service) table
+    if ct systemctl --quiet is-active geoattrd-metrics-guard.service; then
+        tables+=(geoattrd_metrics_guard) units+=(geoattrd-metrics-guard.service)
+    fi
     for how in "systemctl enable --now nftables.service" "systemctl restart nftables.service" \
         "nft -f /etc/nftables.conf" "systemctl stop nftables.service"; do
-        # Present before, so that "back" is the watcher's doing.
-        ct nft list table inet geoattrd_gpsd_guard >/dev/null 2>&1 || { fail "$how: the guard's table is missing before it"; continue; }
+        # Present before, so that "back" is the watchers' doing.
+        for table in "${tables[@]}"; do
+            ct nft list table inet "$table" >/dev/null 2>&1 || { fail "$how: $table is missing before it"; continue 2; }
+        done
         ct sh -c "$how" >/dev/null 2>&1 || { fail "$how failed"; continue; }
         started=$(date +%s%N) back=
         while :; do
             waited=$((($(date +%s%N) - started) / 1000000))
-            if ct nft list table inet geoattrd_gpsd_guard >/dev/null 2>&1; then back=yes; break; fi
-            [ "$waited" -lt 2000 ] || break
+            back=yes
+            for table in "${tables[@]}"; do
+                ct nft list table inet "$table" >/dev/null 2>&1 || back=
+            done
+            [ -z "$back" ] && [ "$waited" -lt 2000 ] || break
             sleep 0.1
         done
-        state=$(ct systemctl is-active geoattrd-gpsd-guard.service 2>&1 || true)
+        state=$(ct systemctl is-active "${units[@]}" 2>&1 | paste -sd ' ' || true)
         outsider=$(gpsd_as outsider)
-        if [ -n "$back" ] && [ "$state" = active ] && [ "$outsider" = refused ]; then
-            pass "$how: the guard's table is back within ${waited} ms of the command's return (the watcher), outsider refused, the guard $state"
+        if [ -n "$back" ] && [ "$state" = "$(printf 'active %.0s' "${units[@]}" | sed 's/ $//')" ] && [ "$outsider" = refused ]; then
+            pass "$how: ${tables[*]} back within ${waited} ms of the command's return (the watchers), outsider refused by gpsd's, the guards active"
         else
-            fail "$how: table back: ${back:-no, after $waited ms}; the guard $state; outsider got '$outsider'"
-            ct journalctl -q -o cat --no-pager -u geoattrd-gpsd-guard.service | tail -n 10 | indent || true
+            fail "$how: ${tables[*]} back: ${back:-no, after $waited ms}; the guards '$state'; outsider got '$outsider' from gpsd"
+            ct journalctl -q -o cat --no-pager "${units[@]/#/-u}" | tail -n 10 | indent || true
         fi
     done
 }

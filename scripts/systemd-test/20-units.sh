@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Section 20 of scripts/systemd-test.sh (sourced by it): the package's units under the container's
 # own systemd-analyze (Debian 13: systemd 257), as check-units.sh checks them under the host's:
-#   - `systemd-analyze verify` of the eight units as installed, of a boot with gpsd's guard
+#   - `systemd-analyze verify` of the nine units as installed, of a boot with gpsd's guard
 #     enabled beside gpsd.socket (no ordering cycle), and of the Collector recipe's restart pair
 #     and drop-ins (examples/collector, from the package): no output at all (verify exits 0 on a
 #     misspelled option). --man=no: the tree has no man(1); check-units.sh finds each
@@ -13,7 +13,7 @@
 
 section_20() {
     local units=(geoattrd.service geoattrd.socket geoattrd-gpsd.socket geoattrd-gpsd.service geoattrd-metrics.socket
-        geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service geoattrd-gpsd-guard.service)
+        geoattrd-metrics-proxy.socket geoattrd-metrics-proxy.service geoattrd-gpsd-guard.service geoattrd-metrics-guard.service)
     local pkg=$run/pkg dir ours theirs output unit report_ours report_theirs score_ours score_theirs added
     local worse=() scores=()
     ours=$(ct systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p')
@@ -23,7 +23,7 @@ section_20() {
     dir=$(dirname "$(ct dpkg -L geoattrd | grep -m 1 '/systemd/system/geoattrd\.service$')")
     output=$(ct sh -c 'cd "$1" && shift && systemd-analyze verify --man=no "$@"' sh "$dir" "${units[@]}" 2>&1 || true)
     if [ -z "$output" ]; then
-        pass "systemd-analyze verify (systemd $ours): the eight units in $dir, clean"
+        pass "systemd-analyze verify (systemd $ours): the nine units in $dir, clean"
     else
         fail "systemd-analyze verify (systemd $ours) of the units in $dir complained:"
         indent <<<"$output"
