@@ -95,7 +95,16 @@ else
 fi
 if [ "$(id -u)" -eq 0 ] && [ "${CI:-}" = "true" ]; then
     before=$(mktemp); after=$(mktemp)
-    list() { find / -xdev \( -path /proc -o -path /sys -o -path /tmp -o -path "$PWD" -o -path /var/cache -o -path /var/log \) -prune -o -print 2>/dev/null | sort; }
+    # What a package's files and maintainer scripts may touch: the system's directories, without
+    # the caches and logs that other processes on the machine write meanwhile (CI's background
+    # builds and set-ups, a developer's editor): a change there is no package's doing.
+    list() {
+        local roots=() root
+        for root in /etc /usr /var /opt /srv /bin /sbin /lib /lib32 /lib64 /libx32; do
+            [ -d "$root" ] && [ ! -L "$root" ] && roots+=("$root")
+        done
+        find "${roots[@]}" -xdev \( -path /var/cache -o -path /var/log -o -path /var/tmp -o -path "$PWD" \) -prune -o -print 2>/dev/null | sort
+    }
     list >"$before"
     # shellcheck disable=SC2086
     dpkg -i "$deb" $geodata >/dev/null

@@ -62,6 +62,7 @@ struct DoctorCommand: AsyncParsableCommand {
         if receiver.contains(where: { $0.check == "gpsd" && $0.level == .ok }) {
             findings += gpsdAccessFindings()
         }
+        findings += gpsdSharedMemoryFindings()
         findings.append(clockFinding())
         for finding in findings {
             StandardStreams.out("[\(finding.level.rawValue)] \(finding.check): \(finding.detail)")

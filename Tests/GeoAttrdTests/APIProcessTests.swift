@@ -438,6 +438,10 @@ struct DoctorTests {
             // gpsd on loopback, unguarded: doctor, as root, tries as uid 65534 and gets in.
             #expect(result.stdout.contains("[warn] gpsd access: any local user reaches gpsd at \(gpsfake.endpoint) (tried as uid 65534)"), "\(result.stdout)")
             #expect(result.stdout.contains("geoattrd-gpsd-guard.service"), "\(result.stdout)")
+            // gpsd made its shared-memory export at its start (mode 0666 in Debian's build), which
+            // the guard does not reach: named, with its key.
+            #expect(result.stdout.contains("[warn] gpsd access: gpsd's shared memory is readable by every local user ("), "\(result.stdout)")
+            #expect(result.stdout.contains("key 0x47505344 mode 666"), "\(result.stdout)")
             // The tests' daemons run without a world index: the load is refused, and said with its path.
             #expect(result.stdout.contains("[warn] index: the daemon refused its index file: "), "\(result.stdout)")
             #expect(await daemon.stop() == 0)
