@@ -22,8 +22,7 @@ struct guarded {
 
 static struct guarded slots[CMAPPINGGUARD_CAPACITY];
 static struct sigaction previous;
-static pthread_once_t install_once = PTHREAD_ONCE_INIT;
-static int install_error = 0;
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t page_mask = 0;
 
 // Where a SIGBUS that is not ours goes: the handler installed before this one, else the default
@@ -34,6 +33,9 @@ static void pass_on(int signo, siginfo_t *info, void *context) {
             previous.sa_sigaction(signo, info, context);
             return;
         }
+    } else if (previous.sa_handler == SIG_IGN && (info == NULL || info->si_code <= 0)) {
+        // A SIGBUS sent by kill() to a process that ignored it stays ignored.
+        return;
     } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
         previous.sa_handler(signo);
         return;
@@ -58,11 +60,15 @@ static void on_sigbus(int signo, siginfo_t *info, void *context) {
             uintptr_t start = atomic_load_explicit(&slot->start, memory_order_relaxed);
             uintptr_t end = atomic_load_explicit(&slot->end, memory_order_relaxed);
             if (address < start || address >= end) continue;
-            // The damage is marked before the zero page is there, so no read can see zeros while
-            // the mapping still reads as intact.
+            // The damage is marked before the zeros are there, so no read can see zeros while the
+            // mapping still reads as intact.
             atomic_store_explicit(&slot->damaged, true, memory_order_seq_cst);
-            void *page = (void *)(address & page_mask);
-            void *mapped = mmap(page, ~page_mask + 1, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+            // Zeros from the faulting page to the mapping's end, in one mapping: every page above
+            // the file's new end is past it too, and a zero page per fault could split the mapping
+            // into more areas than the kernel allows (vm.max_map_count).
+            uintptr_t page = address & page_mask;
+            size_t length = (size_t)(((end - page) + ~page_mask) & page_mask);
+            void *mapped = mmap((void *)page, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
             if (mapped != MAP_FAILED) {
                 errno = saved_errno;
                 return;
@@ -74,25 +80,38 @@ static void on_sigbus(int signo, siginfo_t *info, void *context) {
     pass_on(signo, info, context);
 }
 
-static void install(void) {
-    long size = sysconf(_SC_PAGESIZE);
-    if (size <= 0 || (size & (size - 1)) != 0) {
-        install_error = EINVAL;
-        return;
+// Installs the handler, unless it is the one in place: at the first registration, and again
+// at a later one when someone has put another handler in its place since (Python's
+// faulthandler.disable() restores the handler it found, which may predate this one). 0, or an
+// errno.
+static int install(void) {
+    pthread_mutex_lock(&install_lock);
+    int error = 0;
+    if (page_mask == 0) {
+        long size = sysconf(_SC_PAGESIZE);
+        if (size <= 0 || (size & (size - 1)) != 0) error = EINVAL;
+        else page_mask = ~((uintptr_t)size - 1);
     }
-    page_mask = ~((uintptr_t)size - 1);
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_sigaction = on_sigbus;
-    // SA_ONSTACK: on an alternate signal stack where the thread has one (a fault near the end of
-    // a thread's stack still gets handled).
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGBUS, &action, &previous) != 0) install_error = errno;
+    struct sigaction current;
+    if (error == 0 && sigaction(SIGBUS, NULL, &current) != 0) error = errno;
+    if (error == 0 && !((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus)) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_sigbus;
+        // SA_ONSTACK: on an alternate signal stack where the thread has one (a fault near the end
+        // of a thread's stack still gets handled).
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        // What was there is what a SIGBUS that is not ours goes to.
+        previous = current;
+        if (sigaction(SIGBUS, &action, NULL) != 0) error = errno;
+    }
+    pthread_mutex_unlock(&install_lock);
+    return error;
 }
 
 int CMappingGuard_register(const void *start, size_t length) {
-    pthread_once(&install_once, install);
+    int install_error = install();
     if (install_error != 0) {
         errno = install_error;
         return -1;

@@ -7,7 +7,8 @@ public protocol Geocoding: Sendable {
     func place(latitude: Double, longitude: Double) -> GeoPlace
     /// Identifies the index in provenance and status (`name version, built date`).
     var indexVersion: String { get }
-    /// False once the index's file has changed under it (it shrank): its answers since are void.
+    /// False once the index's file has changed under it (it shrank, or was written): its answers
+    /// since are void.
     /// Asked after each lookup; it stays false.
     var isIntact: Bool { get }
 }

@@ -7,7 +7,8 @@ public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated(path: String, expectedSize: UInt64, actualSize: UInt64)
     case checksumMismatch(path: String, part: String)
     case corrupt(path: String, detail: String)
-    /// The file shrank under the mapping after it was opened: what was read from it is void.
+    /// The file shrank under the mapping, or was written, after it was opened: what was read from
+    /// it is void.
     case changedUnderMapping(path: String)
     /// The mapping could not be guarded against the file shrinking (every guard slot taken).
     case cannotGuard(path: String, errno: Int32)
@@ -29,7 +30,7 @@ public enum GeoIndexError: Error, Equatable, Sendable, CustomStringConvertible {
         case .corrupt(let path, let detail):
             return "geo index \(path) is corrupt: \(detail); rebuild or re-copy it"
         case .changedUnderMapping(let path):
-            return "geo index \(path) changed while it was open (it shrank: copied over in place, or truncated); open it again once it is whole, and replace an index by rename (install -m 0644 NEW \(path)), never by copying over it"
+            return "geo index \(path) changed while it was open (copied over in place, or truncated); open it again once it is whole, and replace an index by rename (install -m 0644 NEW \(path)), never by copying over it"
         case .cannotGuard(let path, let code):
             return "cannot open geo index \(path): its mapping cannot be guarded against the file shrinking (\(String(cString: strerror(code))); at most \(CMAPPINGGUARD_CAPACITY) indexes are open in one process at once): close one first"
         }

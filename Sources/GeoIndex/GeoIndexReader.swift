@@ -96,8 +96,10 @@ public final class GeoIndexReader: Sendable {
         guard file.isIntact else { throw .changedUnderMapping(path: path) }
     }
 
-    /// False once any read of the file has found it shorter than it was at the open: every
-    /// answer since may come from zeros. It stays false; open the file again once it is whole.
+    /// False once any read of the file has found it shorter than it was at the open (every answer
+    /// since may come from zeros), or once the file has been written since the open (a copy over
+    /// it in place: the directory read at the open may not fit it). It stays false; open the file
+    /// again once it is whole.
     public var isIntact: Bool { file.isIntact }
 
     /// The header, checked (magic, version, size, checksum), and the section directory, each

@@ -10,13 +10,18 @@ import CMappingGuard
 /// A whole file mapped read-only; unmapped when the last reference goes away.
 ///
 /// The mapping is guarded (CMappingGuard): when the file shrinks under it (a copy in place, a
-/// truncate), a read past the new end sees zeros instead of killing the process with SIGBUS, and
-/// `isIntact` turns false for good. Callers ask it after their reads and discard what they read.
+/// truncate), a read past the new end sees zeros instead of killing the process with SIGBUS.
+/// `isIntact` turns false once that has happened, or once the file's size or modification time
+/// differ from the open's (a copy in place that finished between two reads); callers ask it after
+/// their reads and discard what they read.
 final class MappedFile: @unchecked Sendable {
     // Immutable after init; the mapping is PROT_READ so concurrent readers are safe.
     let bytes: ByteView
     private let mappedLength: Int
     private let guardSlot: Int32
+    /// Kept open to compare the file with what was mapped (fstat).
+    private let descriptor: Int32
+    private let modified: timespec
 
     init(path: String) throws(GeoIndexError) {
         // Not through a symbolic link, and never blocking on a FIFO planted at the path: only a
@@ -26,19 +31,28 @@ final class MappedFile: @unchecked Sendable {
             if errno == ELOOP { throw .notRegularFile(path: path, kind: "a symbolic link") }
             throw .cannotOpen(path: path, errno: errno)
         }
-        defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0 else { throw .cannotOpen(path: path, errno: errno) }
-        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path, kind: "not a regular file") }
+        guard fstat(fd, &status) == 0 else {
+            let code = errno
+            close(fd)
+            throw .cannotOpen(path: path, errno: code)
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .notRegularFile(path: path, kind: "not a regular file")
+        }
         let size = Int(status.st_size)
         guard size >= IndexFormat.headerSize else {
+            close(fd)
             if size >= IndexFormat.magic.count || size == 0 {
                 throw .truncated(path: path, expectedSize: UInt64(IndexFormat.headerSize), actualSize: UInt64(size))
             }
             throw .notAnIndex(path: path)
         }
         guard let address = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), address != MAP_FAILED else {
-            throw .cannotOpen(path: path, errno: errno)
+            let code = errno
+            close(fd)
+            throw .cannotOpen(path: path, errno: code)
         }
         // Lookups touch a few scattered pages; without this, each fault reads ahead and maps
         // neighbouring pages too, and most of the index ends up resident on a small device.
@@ -47,9 +61,12 @@ final class MappedFile: @unchecked Sendable {
         guard slot >= 0 else {
             let code = errno
             munmap(address, size)
+            close(fd)
             throw .cannotGuard(path: path, errno: code)
         }
         guardSlot = slot
+        descriptor = fd
+        modified = status.st_mtim
         mappedLength = size
         bytes = ByteView(base: UnsafeRawPointer(address), count: size)
     }
@@ -60,11 +77,19 @@ final class MappedFile: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength, Int32(MADV_DONTNEED))
     }
 
-    /// False once a read has found the file shorter than when it was mapped.
-    var isIntact: Bool { !CMappingGuard_damaged(guardSlot) }
+    /// False once a read has found the file shorter than when it was mapped, or the file's size or
+    /// modification time has changed since (one fstat).
+    var isIntact: Bool {
+        guard !CMappingGuard_damaged(guardSlot) else { return false }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        return Int(status.st_size) == mappedLength && status.st_mtim.tv_sec == modified.tv_sec
+            && status.st_mtim.tv_nsec == modified.tv_nsec
+    }
 
     deinit {
         CMappingGuard_unregister(guardSlot)
         munmap(UnsafeMutableRawPointer(mutating: bytes.base), mappedLength)
+        close(descriptor)
     }
 }

@@ -63,8 +63,9 @@ public func geoattrdGeocoderColumnName(_ index: Int32, _ name: UnsafeMutablePoin
 /// sizes in bytes and `null_counts[c]` its nulls. Each buffer is the caller's, to release with
 /// `geoattrd_geocoder_free`. Returns 0; 1 for a NULL argument or a negative count; 2 when a
 /// column would pass 2 GiB (look up fewer points at once); 3 when memory ran out; 4 when the
-/// index file shrank under its mapping since it was opened (nothing is returned, and every later
-/// lookup through this handle returns 4: close it and open the file again once it is whole).
+/// index file shrank under its mapping, or was written, since it was opened (nothing is
+/// returned, and every later lookup through this handle returns 4: close it and open the file
+/// again once it is whole).
 @_cdecl("geoattrd_geocoder_lookup")
 public func geoattrdGeocoderLookup(
     _ handle: UnsafeMutableRawPointer?, _ latitudes: UnsafePointer<Double>?, _ longitudes: UnsafePointer<Double>?,
@@ -80,7 +81,7 @@ public func geoattrdGeocoderLookup(
             latitudes: UnsafeBufferPointer(start: latitudes, count: points),
             longitudes: UnsafeBufferPointer(start: longitudes, count: points))
     else { return 2 }
-    // Answers read from a file that shrank under its mapping may be zeros: none is returned.
+    // Answers read from a file that changed under its mapping may be zeros: none is returned.
     guard geocoder.reader.isIntact else { return 4 }
     var exported: [(pointer: UnsafeMutableRawPointer?, size: Int)] = []
     for column in columns { exported += column.export() }

@@ -29,6 +29,9 @@ struct BatchRound {
         // next; answers are written in input order all the same.
         let order = Self.order(of: parsed)
         let answers = answerBlocks(parsed: parsed, order: order, blocks: blocks)
+        // Answers read from a file that changed under its mapping may be zeros: none of the round
+        // is written (the output is flushed as it fills, so the check comes before any of it).
+        guard reader.isIntact else { throw .index(.changedUnderMapping(path: reader.path)) }
         try write(answers, order: order, to: &sink)
     }
 

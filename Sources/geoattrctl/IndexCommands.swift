@@ -99,7 +99,7 @@ struct LookupCommand: ParsableCommand {
 
             Exit codes: 0 answered (with --batch, a line that is not a point gets an error object and \
             the run goes on); 1 the index is missing, unreadable, of another format or corrupt, or \
-            it shrank while it was open (nothing read from it after that is printed), or the output \
+            it changed while it was open (nothing read from it after that is printed), or the output \
             cannot be written; 2 the point is out of range (an error object is printed); \
             64 invalid arguments.
             """)

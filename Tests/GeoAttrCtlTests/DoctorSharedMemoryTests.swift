@@ -12,7 +12,8 @@ import Musl
 @Suite("geoattrctl doctor, gpsd's shared memory")
 struct DoctorSharedMemoryTests {
     /// A stand-in for a gpsd built with another key: a process named gpsd (prctl) that makes one
-    /// segment every user can read and one only it can, then waits for SIGTERM and removes both.
+    /// segment every user can read and one only it can, then waits for SIGTERM (the test's, at its
+    /// end, however long the machine makes it) and removes both.
     static let standIn = """
         import ctypes, signal, sys, time
         libc = ctypes.CDLL(None, use_errno=True)
@@ -22,7 +23,8 @@ struct DoctorSharedMemoryTests {
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             print(" ".join(map(str, ids)), flush=True)
-            time.sleep(60)
+            while True:
+                time.sleep(3600)
         finally:
             for shmid in ids:
                 if shmid >= 0:

@@ -107,6 +107,7 @@ struct IndexSwapTests {
             $0.indexVersion == nil && $0.indexProblem != nil
         }
         #expect(failed.indexProblem?.contains("truncated") == true, "\(String(describing: failed.indexProblem))")
+        #expect(await daemon.waitForLog("geocoder index changed while in service") != nil, "\(daemon.log.text)")
         #expect(daemon.count("geocoder index changed while in service") == 1, "\(daemon.log.text)")
         #expect(try await client.attributes().attributes.keys.sorted() == ["geo.location.lat", "geo.location.lon"])
 

@@ -48,8 +48,17 @@ if [ "$1" = "configure" ]; then
     # enabled and start at the next boot.
     if units_may start; then
         # The port guards where they run (gpsd's, where the operator enabled it; the metrics port's,
-        # with its socket), with this package's script.
-        systemctl try-reload-or-restart geoattrd-gpsd-guard.service geoattrd-metrics-guard.service >/dev/null 2>&1 || true
+        # with its socket), with this package's script: reloaded (the table replaced whole, never
+        # absent), or restarted where no watcher runs (a guard of 0.4, a oneshot), which then
+        # starts one (the table is gone for the moment of the restart).
+        for guard in geoattrd-gpsd-guard.service geoattrd-metrics-guard.service; do
+            systemctl --quiet is-active "$guard" 2>/dev/null || continue
+            if [ "$(systemctl show -p MainPID --value "$guard" 2>/dev/null)" = 0 ]; then
+                systemctl restart "$guard" >/dev/null 2>&1 || echo "geoattrd: $guard did not restart: systemctl status $guard" >&2
+            else
+                systemctl reload "$guard" >/dev/null 2>&1 || echo "geoattrd: $guard did not reload: systemctl status $guard" >&2
+            fi
+        done
         # The Prometheus sockets are the operator's to enable; prerm stopped those that were, and
         # they start again with the others, before any client can start the daemon without them.
         sockets="geoattrd.socket geoattrd-gpsd.socket"

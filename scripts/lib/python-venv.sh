@@ -26,17 +26,16 @@ cached_venv() {
     python=$(venv_python)
     local dir=$cache/$name
     mkdir -p "$cache"
+    # Each step checked: set -e does not reach into a subshell whose status is tested, and a
+    # venv marked made after a failed step would stay broken until a pin changes.
     (
-        flock 8
-        if [ "$(cat "$dir/.pins" 2>/dev/null)" != "$python $*" ]; then
-            rm -rf "$dir"
-            mkdir -p "$cache/wheels"
-            "$python" -m venv "$dir"
-            "$dir/bin/python" -m pip download -q --disable-pip-version-check -d "$cache/wheels" "$@" >&2
-            "$dir/bin/python" -m pip install -q --disable-pip-version-check --find-links "$cache/wheels" "$@" >&2
+        flock 8 || exit 1
+        [ "$(cat "$dir/.pins" 2>/dev/null)" != "$python $*" ] || exit 0
+        rm -rf "$dir" && mkdir -p "$cache/wheels" && "$python" -m venv "$dir" &&
+            "$dir/bin/python" -m pip download -q --disable-pip-version-check -d "$cache/wheels" "$@" >&2 &&
+            "$dir/bin/python" -m pip install -q --disable-pip-version-check --find-links "$cache/wheels" "$@" >&2 &&
             echo "$python $*" >"$dir/.pins"
-        fi
-    ) 8>"$cache/.lock-$name" || return 1
+    ) 8>"$cache/.lock-$name" || { echo "python-venv: making the venv $dir failed" >&2; return 1; }
     [ "$wheel" = - ] || "$dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$wheel" >&2
     echo "$dir/bin/python"
 }

@@ -144,8 +144,13 @@ operator_walk() {
     # 2, 3. The upgrade (the repository moves on to this tree's packages), and the same package
     # again.
     if [ "$first" != "$deb" ]; then
+        # gpsd's guard enabled before the upgrade: it keeps its table through it, and comes out of
+        # it with this release's watcher (a guard of 0.4 was a oneshot without one).
+        ct systemctl enable --now geoattrd-gpsd-guard.service >/dev/null 2>&1 || fail "the walk: geoattrd-gpsd-guard.service of $from did not start"
         publish_repo "$deb" ${geodata:+"$geodata"}
         walk_install "upgrade $from -> $(dpkg-deb -f "$deb" Version)" "$textfile" upgrade
+        walk_guard_after_upgrade "$from"
+        ct systemctl disable --now --quiet geoattrd-gpsd-guard.service || true
     fi
     walk_install "reinstall" "$textfile" reinstall
     # Running without being enabled (started by a client through its socket, or by hand): it runs
@@ -312,5 +317,23 @@ section_18() {
     if [ "$failures" -gt "$walk_failures" ]; then
         echo "--- for the failures of section 18: geoattrd's journal in its container"
         ct journalctl -q --no-pager -o short-monotonic -u geoattrd.socket -u geoattrd.service 2>&1 | tail -n 60 | indent || true
+    fi
+}
+
+# walk_guard_after_upgrade FROM: gpsd's guard, enabled before the upgrade from FROM, runs this
+# release's watcher after it (a main process), and a flushed ruleset has its table back within 2 s.
+walk_guard_after_upgrade() {
+    local pid back=
+    pid=$(ct systemctl show -p MainPID --value geoattrd-gpsd-guard.service 2>/dev/null || echo 0)
+    ct nft flush ruleset || true
+    for _ in $(seq 20); do
+        if ct nft list table inet geoattrd_gpsd_guard >/dev/null 2>&1; then back=yes; break; fi
+        sleep 0.1
+    done
+    if [ "$(ct systemctl is-active geoattrd-gpsd-guard.service || true)" = active ] && [ "${pid:-0}" != 0 ] && [ -n "$back" ]; then
+        pass "gpsd's guard, enabled on $from, after the upgrade: active with its watcher (pid $pid), the table back within 2 s of nft flush ruleset"
+    else
+        fail "gpsd's guard after the upgrade from $from: $(ct systemctl is-active geoattrd-gpsd-guard.service || true), watcher pid '${pid:-none}', table back after a flush: ${back:-no}"
+        ct journalctl -q -o cat --no-pager -u geoattrd-gpsd-guard.service | tail -n 10 | indent || true
     fi
 }

@@ -39,19 +39,20 @@ tree=$cache/$release-$(printf '%s' "$recipe" | sha256sum | cut -c1-12)
 build_tree() {
     if [ "$(cat "$tree/recipe" 2>/dev/null || true)" = "$recipe" ]; then return 0; fi
     mkdir -p "$cache"
+    # set -e does not reach into a subshell whose status is tested: build_tree_locked returns at
+    # its first failed step (its || return 1), and only a finished tree gets its recipe.
     (
-        flock 8
+        flock 8 || exit 1
         [ "$(cat "$tree/recipe" 2>/dev/null || true)" = "$recipe" ] || build_tree_locked
-    ) 8>"$cache/.lock-$release" || exit 1
+    ) 8>"$cache/.lock-$release" || { echo "systemd-test: the $release tree was not built" >&2; exit 1; }
 }
 
 build_tree_locked() {
     local base built=$SECONDS
     echo "systemd-test: building the container's tree ($release, once; kept in $tree)"
     base=$(debian_tree "$release" "$arch" "$packages") || { echo "systemd-test: no $release tree" >&2; exit 1; }
-    rm -rf "$tree"
-    mkdir -p "$tree"
-    cp -a --reflink=auto "$base" "$tree/root.new"
+    rm -rf "$tree" && mkdir -p "$tree" && cp -a --reflink=auto "$base" "$tree/root.new" ||
+        { echo "systemd-test: copying the $release tree failed" >&2; exit 1; }
     # gpsfake is a Python script on python3-gps: take it alone from this release's gpsd-clients
     # (with the host's network: no --private-network here). Then apt forgets Debian's archive: the
     # container has no network, and geoattrd comes from the test's own repository.
@@ -66,12 +67,13 @@ build_tree_locked() {
     # gpsfake's gpsd takes port 2947: Debian's gpsd.socket and gpsd.service stay out of the way
     # (masked, so geoattrd-gpsd.service's Wants=gpsd.socket starts nothing).
     rm -f "$tree/root.new/etc/systemd/system/sockets.target.wants/gpsd.socket" \
-        "$tree/root.new/etc/systemd/system/multi-user.target.wants/gpsd.service"
-    ln -sf /dev/null "$tree/root.new/etc/systemd/system/gpsd.socket"
-    ln -sf /dev/null "$tree/root.new/etc/systemd/system/gpsd.service"
-    # node_exporter starts when section 12 or 15 has configured it, not at boot.
-    rm -f "$tree/root.new/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service"
-    mv "$tree/root.new" "$tree/root"
+        "$tree/root.new/etc/systemd/system/multi-user.target.wants/gpsd.service" &&
+        ln -sf /dev/null "$tree/root.new/etc/systemd/system/gpsd.socket" &&
+        ln -sf /dev/null "$tree/root.new/etc/systemd/system/gpsd.service" &&
+        # node_exporter starts when section 12 or 15 has configured it, not at boot.
+        rm -f "$tree/root.new/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service" &&
+        mv "$tree/root.new" "$tree/root" ||
+        { echo "systemd-test: preparing the $release tree failed" >&2; exit 1; }
     printf '%s\n' "$recipe" >"$tree/recipe"
     echo "systemd-test: tree built in $((SECONDS - built)) s ($(du -sh "$tree/root" | cut -f1); $(chroot "$tree/root" systemctl --version | head -n 1))"
 }

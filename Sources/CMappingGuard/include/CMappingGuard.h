@@ -7,8 +7,8 @@
 // so the read that faulted goes on and sees zeros (a reader that bounds-checks every read gives a
 // wrong answer, not a crash), and the caller asks `damaged` after its reads and discards what
 // they gave. A SIGBUS at any other address, or one sent by kill(), goes to the handler that was
-// installed before this one, or to the default action. The handler calls only mmap (a system
-// call), sigaction and raise, and never unwinds.
+// installed before this one, or to the default action (or stays ignored, when it was and kill()
+// sent it). The handler calls only mmap (a system call), sigaction and raise, and never unwinds.
 #ifndef CMAPPINGGUARD_H
 #define CMAPPINGGUARD_H
 
@@ -19,7 +19,8 @@
 #define CMAPPINGGUARD_CAPACITY 64
 
 /// Guards [start, start + length) and returns its slot, or -1 when every slot is taken or the
-/// handler could not be installed (errno says why). Installs the handler the first time.
+/// handler could not be installed (errno says why). Installs the handler the first time, and
+/// again when another handler has taken its place since.
 int CMappingGuard_register(const void *start, size_t length);
 
 /// Stops guarding the slot's mapping: call before munmap.

@@ -15,7 +15,7 @@ _POINTS_PER_CALL = 1 << 20
 
 class IndexRefused(Exception):
     """The index file cannot be used: missing, unreadable, of another format, or corrupt; or it
-    shrank while a Geocoder had it open (copied over in place, truncated), which every lookup of
+    changed while a Geocoder had it open (copied over in place, truncated), which every lookup of
     that Geocoder raises from then on: open a new one once the file is whole. The message names
     the file and what to do."""
 
@@ -115,8 +115,8 @@ class Geocoder:
         status = self._lib.geoattrd_geocoder_lookup(
             self._handle, _address(latitudes), _address(longitudes), count, buffers, sizes, nulls)
         if status == 4:
-            raise IndexRefused(self.index_path, f"geo index {self.index_path} changed while it was open (it shrank: "
-                               "copied over in place, or truncated); open it again once it is whole, and replace an "
+            raise IndexRefused(self.index_path, f"geo index {self.index_path} changed while it was open (copied over "
+                               "in place, or truncated); open it again once it is whole, and replace an "
                                f"index by rename (install -m 0644 NEW {self.index_path}), never by copying over it")
         if status != 0:
             raise MemoryError(f"geoattrd_geocoder_lookup failed with status {status} for {count} points")

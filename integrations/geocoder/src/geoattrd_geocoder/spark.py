@@ -47,7 +47,7 @@ def enrich(df, lat="lat", lon="lon", index="/usr/share/geoattrd/world.gidx"):
             for batch in batches:
                 yield geocoder.lookup_arrow(batch, lat=lat, lon=lon)
         except IndexRefused:
-            # The file shrank under this process's mapping: the task fails, and the next one here
+            # The file changed under this process's mapping: the task fails, and the next one here
             # (Spark's retry) opens the file again.
             _opened.pop(index, None)
             raise
