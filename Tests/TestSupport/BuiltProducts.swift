@@ -12,12 +12,14 @@ public enum BuiltProducts {
     }
 
     /// The test's environment for a child, without the harness's own variables (geoattrd
-    /// refuses GEOATTRD_* variables that name no key), plus `extra`. GPSFake reads its
-    /// variables in the test's own process and starts its command with the whole environment,
-    /// so no child of this one needs them.
+    /// refuses GEOATTRD_* variables that name no key): GEOATTRD_BINARY, every GEOATTRD_TEST_*
+    /// (the back office's and the Python integration's, which CI may set for the whole suite),
+    /// GPSFake's, plus `extra`. GPSFake reads its variables in the test's own process and starts
+    /// its command with the whole environment, so no child of this one needs them.
     public static func childEnvironment(adding extra: [String: String] = [:]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "GEOATTRD_BINARY")
+        for key in environment.keys where key.hasPrefix("GEOATTRD_TEST_") { environment.removeValue(forKey: key) }
         environment.removeValue(forKey: GPSFake.commandVariable)
         environment.removeValue(forKey: GPSFake.releaseVariable)
         environment.removeValue(forKey: "JOURNAL_STREAM")
