@@ -255,7 +255,10 @@ def main():
     with open(os.path.join(work, "track.nmea"), "w") as f:
         f.write(track(240))
     port = free_port()
-    env = dict(os.environ, TMPDIR=work)
+    # Not the harness's GEOATTRD_* variables (GEOATTRD_BINARY, GEOATTRD_TEST_*): geoattrd reads
+    # that prefix as its configuration and refuses a name that is no key.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GEOATTRD_")}
+    env["TMPDIR"] = work
     gpsfake_log = open(os.path.join(work, "gpsfake.log"), "w")
     # Without -1 gpsfake replays the track over and over.
     gpsfake = subprocess.Popen(["gpsfake", "-q", "-P", str(port), "-c", str(args.cycle), os.path.join(work, "track.nmea")],
@@ -285,7 +288,7 @@ def main():
     else:
         command += ["--index", os.path.join(work, "no-index.gidx")]
     daemon_log = os.path.join(work, "geoattrd.log")
-    daemon = subprocess.Popen(command, stderr=open(daemon_log, "w"), start_new_session=True)
+    daemon = subprocess.Popen(command, stderr=open(daemon_log, "w"), env=env, start_new_session=True)
     failures = []
     try:
         if not wait_for(daemon_log, "scheduler started", 30):

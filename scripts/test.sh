@@ -63,5 +63,6 @@ bash Tests/api/run.sh
 # The fault-injection suite runs the release build.
 bash scripts/fault-suite.sh
 
-# The soak benchmark's short form: memory, descriptors and threads flat under fixes and requests.
-python3 scripts/soak.py --fixes 100 --requests 10000 --sample-every 1
+# The soak benchmark's short form: memory, descriptors and threads flat under fixes and requests,
+# on the geoattrd the fault-injection suite ran (its release build, or GEOATTRD_BINARY's).
+python3 scripts/soak.py --binary "${GEOATTRD_BINARY:-$PWD/.build/release/geoattrd}" --fixes 100 --requests 10000 --sample-every 1
