@@ -114,8 +114,8 @@ struct IndexReaderFuzz: FuzzHarness {
             seeds.append(("\(name)-plain.bin", [0] + index))
             seeds.append(("\(name)-signed.bin", [1] + index))
             // Cut to a quarter and to nothing after the open.
-            seeds.append(("\(name)-shrunk-quarter.bin", [0x80 | 32] + index))
-            seeds.append(("\(name)-shrunk-empty.bin", [0x80] + index))
+            seeds.append(("\(name)-shrunk-quarter.bin", [UInt8(0x80 | 32)] + index))
+            seeds.append(("\(name)-shrunk-empty.bin", [UInt8(0x80)] + index))
         }
         return seeds
     }
