@@ -24,10 +24,7 @@ swift build --product geoattrctl >&2
 bin=$(swift build --show-bin-path)
 source scripts/lib/world-index.sh
 # Built when missing, and again when another builder or format made it (world_index_current).
-if ! world_index_current; then
-    bash scripts/fetch-geodata.sh >&2
-    bash scripts/build-world-index.sh >&2
-fi
+ensure_world_index
 started=$SECONDS
 
 work=$(mktemp -d)

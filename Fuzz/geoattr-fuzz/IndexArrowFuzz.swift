@@ -16,14 +16,7 @@ struct IndexArrowFuzz: FuzzHarness {
     init() throws {}
 
     func run(_ input: [UInt8]) {
-        guard let mode = input.first else { return }
-        var bytes = Array(input.dropFirst())
-        if mode & 1 == 1 { IndexReaderFuzz.sign(&bytes) }
-        do {
-            try Scratch.write(bytes, to: path)
-        } catch {
-            fatalError("index-arrow harness: \(error)")
-        }
+        guard let (mode, bytes) = IndexReaderFuzz.writeFile(of: input, to: path) else { return }
         var message = [CChar](repeating: 0, count: 512)
         guard let handle = path.withCString({ geoattrdGeocoderOpen($0, &message, message.count) }) else { return }
         defer { geoattrdGeocoderClose(handle) }

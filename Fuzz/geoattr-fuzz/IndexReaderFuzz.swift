@@ -32,15 +32,22 @@ struct IndexReaderFuzz: FuzzHarness {
         (30.5, 30.5), (-45, -120), (90, 0), (-90, 180), (0, 0), (89.9999, -180), (1.52, 1.02),
     ]
 
-    func run(_ input: [UInt8]) {
-        guard let mode = input.first else { return }
+    /// Splits `input` into its mode and the file, re-signs the file when the mode says so and
+    /// writes it to `path`; nil for an empty input. Shared with the C interface's harness.
+    static func writeFile(of input: [UInt8], to path: String) -> (mode: UInt8, bytes: [UInt8])? {
+        guard let mode = input.first else { return nil }
         var bytes = Array(input.dropFirst())
-        if mode & 1 == 1 { Self.sign(&bytes) }
+        if mode & 1 == 1 { sign(&bytes) }
         do {
             try Scratch.write(bytes, to: path)
         } catch {
             fatalError("index harness: \(error)")
         }
+        return (mode, bytes)
+    }
+
+    func run(_ input: [UInt8]) {
+        guard let (mode, bytes) = Self.writeFile(of: input, to: path) else { return }
         // The reader must be gone before the next input rewrites the file it maps.
         guard let reader = try? GeoIndexReader(path: path) else { return }
         let shrinks = mode & 0x80 != 0

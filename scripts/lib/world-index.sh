@@ -13,3 +13,13 @@ world_index_current() {
     [ -n "$builder" ] && [ -n "$format" ] && [ -s "$world_index" ] &&
         LC_ALL=C grep -qaF "$(printf 'builder\t%s (format %s)' "$builder" "$format")" "$world_index"
 }
+
+# ensure_world_index: world_index as this tree builds it, fetched and built only when it is not
+# current (the first run, or a new format); what the build prints goes to standard error.
+ensure_world_index() {
+    if world_index_current; then
+        echo "world index: $world_index is current" >&2
+    else
+        bash scripts/fetch-geodata.sh >&2 && bash scripts/build-world-index.sh >&2
+    fi
+}
